@@ -1,0 +1,79 @@
+"""Adapter for the full-context baseline."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+from datetime import datetime
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from adapters.formatting import turn_line
+from lsrep.contract import Fragment, MechanismSpec, MemoryAdapter, QueryResult, ReplayTurn
+from systems.full_context import FullContextMemory
+
+ASSEMBLE = "fullctx.assemble"
+TRUNCATE = "fullctx.truncate"
+
+
+class FullContextOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    context_limit: int | None = Field(default=16000, ge=1)
+    """Tokens of history returned at most; the oldest turns are dropped beyond it (recorded)."""
+
+
+class FullContextAdapter(MemoryAdapter):
+    """The whole prefix, one fragment per turn, in time order with dates."""
+
+    version = "1"
+    Options = FullContextOptions
+    supports_snapshot = True
+    mechanisms = (
+        MechanismSpec(name=ASSEMBLE, description="return the whole history in time order", can_disable=False),
+        MechanismSpec(name=TRUNCATE, description="drop the oldest turns beyond the context limit", can_disable=False),
+    )
+
+    @property
+    def context_limit(self) -> int | None:  # type: ignore[override]
+        return self.setup.options.context_limit
+
+    def reset(self, *, conversation_id: str, now: datetime) -> None:
+        self.memory = FullContextMemory(context_limit=self.setup.options.context_limit)
+
+    def ingest(self, turn: ReplayTurn, *, now: datetime) -> None:
+        self.memory.add(turn.turn_id, turn.session_id, turn_line(turn))
+
+    def query(self, question: str, *, now: datetime) -> QueryResult:
+        self.emit(ASSEMBLE, "eligible")
+        recall = self.memory.recall()
+        self.emit(ASSEMBLE, "executed", count=len(recall.lines))
+        if recall.lines:
+            self.emit(ASSEMBLE, "output", count=len(recall.lines))
+        needs_cut = recall.dropped_turns > 0
+        self.emit(TRUNCATE, "eligible" if needs_cut else "ineligible", reason=None if needs_cut else "within limit")
+        if needs_cut:
+            self.emit(TRUNCATE, "executed", count=recall.dropped_turns,
+                      params={"dropped_tokens": recall.dropped_tokens})
+            self.emit(TRUNCATE, "output", count=recall.dropped_turns)
+        fragments = tuple(
+            Fragment(text=line.text, source_turn_ids=(line.turn_id,), tokens=line.tokens,
+                     mechanisms=(ASSEMBLE,), kind="transcript")
+            for line in recall.lines
+        )
+        if fragments:
+            ids = tuple(f.source_turn_ids[0] for f in fragments)
+            self.emit(ASSEMBLE, "selected", count=len(fragments), source_turn_ids=ids)
+        return QueryResult(fragments=fragments, truncated_tokens=recall.dropped_tokens)
+
+    def snapshot(self) -> FullContextMemory:
+        return copy.deepcopy(self.memory)
+
+    def restore(self, snapshot: FullContextMemory) -> None:
+        self.memory = copy.deepcopy(snapshot)
+
+    def state_digest(self) -> str:
+        h = hashlib.sha256()
+        for line in self.memory.lines:
+            h.update(f"{line.turn_id}\0{line.session_id}\0{line.text}\0".encode())
+        return h.hexdigest()

@@ -1,0 +1,25 @@
+"""Build the campaign's embedder from its spec."""
+
+from __future__ import annotations
+
+from lsrep.contract import Embedder
+from lsrep.embeddings import HashingEmbedder
+from lsrep.errors import ConfigError
+from lsrep.protocol.campaign import EmbedderSpec
+
+
+def make_embedder(spec: EmbedderSpec) -> Embedder:
+    match spec.kind:
+        case "hashing":
+            return HashingEmbedder(dim=spec.dim)
+        case "openai":
+            if spec.endpoint is None:
+                raise ConfigError("embedder kind 'openai' needs an [embedder.endpoint] table")
+            from lsrep.llm.embedder import OpenAIEmbedder
+
+            return OpenAIEmbedder.from_endpoint(spec.endpoint)
+        case "minilm":
+            from lsrep.llm.embedder import MiniLMEmbedder
+
+            return MiniLMEmbedder()
+    raise ConfigError(f"unknown embedder kind {spec.kind!r}")

@@ -1,0 +1,377 @@
+"""The replay engine: one unit (condition x trajectory x repetition), run from its plan.
+
+Every turn is ingested exactly once; maintenance runs where the plan says;
+probes are asked at checkpoints. The unit returns plain rows for the store, so
+any executor (in-process, process pool, Ray) can run it and the driver alone
+writes. A failure inside the unit becomes failure rows; if the replay cannot go
+on, every probe it could not ask is still an observation row, with status
+`error` — nothing is skipped silently, nothing imputed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from lsrep.answerer import build_messages, prompt_tokens
+from lsrep.answering import Answerer, make_answerer
+from lsrep.contract import Fragment, QueryResult, ReplayTurn
+from lsrep.embeddings_factory import make_embedder
+from lsrep.harness import CallLog, Guarded, build_adapter, validate_condition
+from lsrep.plan import CheckpointStep, IngestStep, MaintenanceStep, ProbeAsk, ReplayPlan, SessionEndStep
+from lsrep.protocol.campaign import AnswererSpec, EmbedderSpec
+from lsrep.protocol.models import Probe, ProbeSet, Trajectory
+from lsrep.scoring import judge_deterministic
+from lsrep.text import estimate_tokens
+from lsrep.verdict import JudgeCase, VersionView
+
+
+@dataclass(frozen=True)
+class UnitTask:
+    """Everything one unit needs; picklable, so executors can ship it to a worker."""
+
+    run_id: str
+    unit_id: str
+    condition: str
+    system: str
+    options: dict[str, Any]
+    disable: tuple[str, ...]
+    trajectory: Trajectory
+    probes: ProbeSet
+    plan: ReplayPlan
+    plan_digest: str
+    access: str
+    answer_mode: str
+    answerer: AnswererSpec
+    embedder: EmbedderSpec
+    retrieval_budget: int | None
+    repetition: int
+    seed: int
+    progress: bool = False
+
+
+@dataclass
+class UnitResult:
+    """Rows produced by one unit, keyed by store table."""
+
+    unit: dict[str, Any]
+    tables: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+
+
+def unit_seed(master: int, condition: str, trajectory: str, repetition: int) -> int:
+    digest = hashlib.sha256(f"{master}:{condition}:{trajectory}:{repetition}".encode()).digest()
+    return int.from_bytes(digest[:4], "big")
+
+
+def turn_digest(previous: str, payload: dict[str, Any]) -> str:
+    """Running prefix hash: sha256(previous hash + canonical JSON of the turn)."""
+    blob = json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str).encode()
+    return hashlib.sha256(previous.encode() + blob).hexdigest()
+
+
+class _Replay:
+    """Mutable state of one unit's replay."""
+
+    def __init__(self, task: UnitTask, state_dir: Path) -> None:
+        self.task = task
+        self.log = CallLog(task.run_id, task.unit_id)
+        self.index = task.trajectory.index_of()
+        self.turns = task.trajectory.turns
+        self.probes: dict[str, Probe] = {p.probe_id: p for p in task.probes.probes}
+        self.answerer: Answerer = make_answerer(task.answerer)
+        cls, opts = validate_condition(task.system, task.options, task.disable, task.condition)
+        self.adapter_cls = cls
+        adapter = build_adapter(
+            cls, opts, disable=task.disable, state_dir=state_dir, retrieval_budget=task.retrieval_budget,
+            embedder=make_embedder(task.embedder), llm=self.answerer.system_llm(), seed=task.seed,
+        )
+        self.guard = Guarded(adapter, self.log)
+        self.ingested_hash = ""
+        self.prefix_hashes = [""]
+        for turn in self.turns:
+            self.prefix_hashes.append(turn_digest(self.prefix_hashes[-1], turn.model_dump(mode="json")))
+        self.checkpoints: list[dict[str, Any]] = []
+        self.observations: list[dict[str, Any]] = []
+        self.fragments: list[dict[str, Any]] = []
+        self.judgements: list[dict[str, Any]] = []
+        self.maintenance: list[dict[str, Any]] = []
+        self.llm_calls: list[dict[str, Any]] = []
+        self.aborted: str | None = None
+
+    # -- steps ---------------------------------------------------------------------------------
+    def run(self) -> None:
+        task = self.task
+        first_now = task.plan.sim_times[0] if task.plan.sim_times else None
+        _, _, exc = self.guard.call("reset", self.guard.adapter.reset,
+                                    conversation_id=task.trajectory.trajectory_id, now=first_now)
+        if exc is not None:
+            self.aborted = self.log.record_failure("reset", exc)
+        steps = task.plan.steps
+        bar = tqdm(steps, desc=task.unit_id, unit="step", leave=False, disable=not task.progress)
+        for step in bar:
+            if self.aborted is not None:
+                if isinstance(step, CheckpointStep):
+                    self._error_rows(step, f"unit aborted: {self.aborted}")
+                continue
+            match step:
+                case IngestStep():
+                    self._ingest(step)
+                case SessionEndStep():
+                    _, _, exc = self.guard.call(f"session_end:{step.session_id}", self.guard.adapter.end_session,
+                                                step.session_id, now=step.now)
+                    if exc is not None:
+                        self.aborted = self.log.record_failure("session_end", exc)
+                case MaintenanceStep():
+                    self._maintain(step)
+                case CheckpointStep():
+                    self._checkpoint(step)
+        self.guard.call("close", self.guard.adapter.close)
+
+    def _ingest(self, step: IngestStep) -> None:
+        turn = self.turns[step.index]
+        replay_turn = ReplayTurn(
+            turn_id=turn.turn_id, session_id=turn.session_id, conversation_id=self.task.trajectory.trajectory_id,
+            index=step.index, timestamp=step.now, role=turn.role, speaker=turn.speaker, content=turn.content,
+        )
+        _, _, exc = self.guard.call(f"ingest:{turn.turn_id}", self.guard.adapter.ingest, replay_turn, now=step.now)
+        if exc is not None:
+            # A turn the system did not take means every later observation sees another history.
+            self.aborted = self.log.record_failure(f"ingest:{turn.turn_id}", exc)
+            return
+        self.ingested_hash = turn_digest(self.ingested_hash, replay_turn.model_dump(mode="json"))
+
+    def _maintain(self, step: MaintenanceStep) -> None:
+        adapter = self.guard.adapter
+        row = {
+            "run_id": self.task.run_id, "unit_id": self.task.unit_id, "seq": len(self.maintenance),
+            "operation": step.operation, "trigger": step.trigger, "sim_time": step.now.isoformat(),
+            "status": "ok", "error": None, "elapsed_ms": 0.0,
+        }
+        if step.operation not in adapter.maintenance_operations:
+            row["status"] = "unsupported"
+            if step.required:
+                self.aborted = self.log.record_failure(
+                    f"maintenance:{step.operation}",
+                    f"required maintenance {step.operation!r} is not supported by {self.task.system!r}",
+                )
+        else:
+            _, ms, exc = self.guard.call(f"maintenance:{step.operation}", adapter.maintain, step.operation,
+                                         now=step.now)
+            row["elapsed_ms"] = ms
+            if exc is not None:
+                row["status"], row["error"] = "failed", self.log.record_failure(f"maintenance:{step.operation}", exc)
+        self.maintenance.append(row)
+
+    def _checkpoint(self, step: CheckpointStep) -> None:
+        task, adapter = self.task, self.guard.adapter
+        prefix_sha = self.prefix_hashes[step.prefix_len]
+        snapshot, digest = None, None
+        if task.access == "isolated":
+            snapshot, _, exc = self.guard.call("snapshot", adapter.snapshot, checkpoint=step.ordinal)
+            if exc is not None:
+                self.aborted = self.log.record_failure("snapshot", exc, checkpoint=step.ordinal)
+                self._error_rows(step, f"unit aborted: {self.aborted}")
+                return
+        if adapter.supports_snapshot:
+            digest, _, _ = self.guard.call("state_digest", adapter.state_digest, checkpoint=step.ordinal)
+        self.checkpoints.append({
+            "run_id": task.run_id, "unit_id": task.unit_id, "ordinal": step.ordinal,
+            "prefix_len": step.prefix_len, "last_turn_id": step.last_turn_id, "sim_time": step.now.isoformat(),
+            "triggers": ",".join(step.triggers), "prefix_sha256": prefix_sha,
+            "ingested_sha256": self.ingested_hash, "state_digest": digest,
+        })
+        for ask in step.probes:
+            self._probe(step, ask)
+            if snapshot is not None:
+                _, _, exc = self.guard.call("restore", adapter.restore, snapshot, checkpoint=step.ordinal)
+                if exc is not None:
+                    self.aborted = self.log.record_failure("restore", exc, checkpoint=step.ordinal)
+                    return
+
+    def _probe(self, step: CheckpointStep, ask: ProbeAsk) -> None:
+        task, adapter = self.task, self.guard.adapter
+        probe = self.probes[ask.probe_id]
+        row = self._observation_row(step, probe, ask)
+        result, query_ms, exc = self.guard.call(
+            "query", adapter.query, probe.question, now=step.now, checkpoint=step.ordinal, probe_id=probe.probe_id
+        )
+        row["query_ms"] = query_ms
+        if exc is not None:
+            row["error"] = self.log.record_failure("query", exc, checkpoint=step.ordinal, probe_id=probe.probe_id)
+            self._finish(row, probe, ask, None)
+            return
+        if not isinstance(result, QueryResult):
+            row["error"] = self.log.record_failure(
+                "query", f"adapter returned {type(result).__name__}, not QueryResult",
+                checkpoint=step.ordinal, probe_id=probe.probe_id,
+            )
+            self._finish(row, probe, ask, None)
+            return
+        fragments = list(result.fragments)
+        row["system_answer"] = result.answer
+        row["truncated_tokens"] = result.truncated_tokens
+        if task.answer_mode == "system":
+            if result.answer is None:
+                row["error"] = self.log.record_failure(
+                    "answer", "system mode, but the system returned no answer",
+                    checkpoint=step.ordinal, probe_id=probe.probe_id,
+                )
+            else:
+                row["answer"] = result.answer
+            row["prompt_tokens"] = prompt_tokens(build_messages(probe.question, step.now, fragments))
+            row["within_limit"] = 1
+        else:
+            outcome = self.answerer.answer(probe.question, step.now, fragments)
+            row.update(
+                answer=outcome.text, answer_ms=outcome.elapsed_ms, prompt_tokens=outcome.prompt_tokens,
+                usage_prompt_tokens=outcome.usage_prompt_tokens,
+                usage_completion_tokens=outcome.usage_completion_tokens,
+                within_limit=int(outcome.within_limit),
+            )
+            row["truncated_tokens"] += outcome.dropped_tokens
+            fragments = list(outcome.fragments_used)
+            for record in outcome.calls:
+                self.llm_calls.append({**record, "run_id": task.run_id, "obs_id": row["obs_id"]})
+            if outcome.error is not None:
+                row["error"] = self.log.record_failure(
+                    "answer", outcome.error, checkpoint=step.ordinal, probe_id=probe.probe_id
+                )
+        self._record_fragments(row, fragments, step)
+        self._finish(row, probe, ask, fragments)
+
+    # -- rows ----------------------------------------------------------------------------------
+    def _observation_row(self, step: CheckpointStep, probe: Probe, ask: ProbeAsk) -> dict[str, Any]:
+        task = self.task
+        exp = ask.expected
+        evidence = sorted({e for v in exp.in_force for e in v.evidence})
+        return {
+            "obs_id": f"{task.run_id}:{task.unit_id}:{step.ordinal}:{probe.probe_id}",
+            "run_id": task.run_id, "unit_id": task.unit_id, "condition": task.condition,
+            "trajectory": task.trajectory.trajectory_id, "repetition": task.repetition,
+            "checkpoint": step.ordinal, "prefix_len": step.prefix_len, "sim_time": step.now.isoformat(),
+            "probe_id": probe.probe_id, "kind": probe.kind, "category": probe.category,
+            "question": probe.question, "expected": exp.model_dump_json(), "answer_mode": task.answer_mode,
+            "answer": None, "system_answer": None, "status": "ok", "error": None,
+            "n_fragments": 0, "context_tokens": 0, "prompt_tokens": None, "usage_prompt_tokens": None,
+            "usage_completion_tokens": None, "within_limit": None, "truncated_tokens": 0,
+            "budget_exceeded": 0, "evidence_ids": json.dumps(evidence), "evidence_recall": None,
+            "proven_leak": 0, "unattributed": 0, "query_ms": None, "answer_ms": None,
+        }
+
+    def _record_fragments(self, row: dict[str, Any], fragments: list[Fragment], step: CheckpointStep) -> None:
+        sources: set[str] = set()
+        tokens = 0
+        for rank, frag in enumerate(fragments):
+            positions = [self.index.get(t) for t in frag.source_turn_ids]
+            unknown = any(p is None for p in positions)
+            leak = any(p is not None and p >= step.prefix_len for p in positions)
+            n = estimate_tokens(frag.text)
+            tokens += n
+            sources.update(frag.source_turn_ids)
+            row["proven_leak"] += int(leak)
+            row["unattributed"] += int(not frag.source_turn_ids)
+            self.fragments.append({
+                "obs_id": row["obs_id"], "rank": rank, "text": frag.text,
+                "source_turn_ids": json.dumps(list(frag.source_turn_ids)), "tokens": n,
+                "mechanisms": json.dumps(list(frag.mechanisms)), "kind": frag.kind, "score": frag.score,
+                "leak": int(leak), "unknown_source": int(unknown),
+            })
+        row["n_fragments"], row["context_tokens"] = len(fragments), tokens
+        budget = self.task.retrieval_budget
+        row["budget_exceeded"] = int(budget is not None and tokens > budget)
+        evidence = json.loads(row["evidence_ids"])
+        if evidence:
+            row["evidence_recall"] = len(sources & set(evidence)) / len(evidence)
+        self._in_prompt_events(fragments, step, row["probe_id"])
+
+    def _in_prompt_events(self, fragments: list[Fragment], step: CheckpointStep, probe_id: str) -> None:
+        # The harness, not the adapter, knows what reached the answer prompt.
+        by_mechanism: dict[str, list[str]] = {}
+        for frag in fragments:
+            for mech in frag.mechanisms:
+                by_mechanism.setdefault(mech, []).extend(frag.source_turn_ids)
+        self.log.where = {"step": "assemble", "checkpoint": step.ordinal, "probe_id": probe_id}
+        from lsrep.contract import FidelityEvent
+
+        for mech, ids in sorted(by_mechanism.items()):
+            self.log.record_event(FidelityEvent(mechanism=mech, stage="in_prompt", count=len(ids),
+                                                source_turn_ids=tuple(dict.fromkeys(ids))))
+        self.log.where = {}
+
+    def _finish(self, row: dict[str, Any], probe: Probe, ask: ProbeAsk, fragments: list[Fragment] | None) -> None:
+        if row["error"] is not None:
+            row["status"] = "error"
+        self.observations.append(row)
+        self.judgements.append(deterministic_judgement(row, probe, ask))
+
+    def _error_rows(self, step: CheckpointStep, reason: str) -> None:
+        for ask in step.probes:
+            probe = self.probes[ask.probe_id]
+            row = self._observation_row(step, probe, ask)
+            row["error"] = reason
+            self._finish(row, probe, ask, None)
+
+    def result(self, elapsed: float) -> UnitResult:
+        task = self.task
+        unit = {
+            "run_id": task.run_id, "unit_id": task.unit_id, "condition": task.condition,
+            "trajectory": task.trajectory.trajectory_id, "repetition": task.repetition, "seed": task.seed,
+            "plan_digest": task.plan_digest, "status": "failed" if self.aborted else "finished",
+            "error": self.aborted, "elapsed_s": elapsed,
+        }
+        return UnitResult(unit=unit, tables={
+            "checkpoints": self.checkpoints, "observations": self.observations, "fragments": self.fragments,
+            "events": self.log.events, "maintenance": self.maintenance, "failures": self.log.failures,
+            "judgements": self.judgements, "llm_calls": self.llm_calls,
+        })
+
+
+def judge_case(row: dict[str, Any], probe: Probe, expected) -> JudgeCase:
+    def view(versions) -> tuple[VersionView, ...]:
+        return tuple(VersionView(answer=v.answer, aliases=v.aliases, valid_from=v.valid_from,
+                                 valid_until=v.valid_until) for v in versions)
+
+    return JudgeCase(
+        question=probe.question, answer=row["answer"] or "", kind=probe.kind, category=probe.category,
+        expect_abstain=expected.expect_abstain, in_force=view(expected.in_force),
+        superseded=view(expected.superseded), later=view(expected.later), now=row["sim_time"],
+    )
+
+
+def deterministic_judgement(row: dict[str, Any], probe: Probe, ask: ProbeAsk) -> dict[str, Any]:
+    from lsrep.scoring import DETERMINISTIC_JUDGE, DETERMINISTIC_VERSION, best_f1, exact_match
+
+    base = {
+        "obs_id": row["obs_id"], "judge": DETERMINISTIC_JUDGE, "run_id": row["run_id"],
+        "judge_version": DETERMINISTIC_VERSION, "prompt_digest": None, "passes": None, "agreement": None,
+        "rationale": None, "rubric": None,
+    }
+    if row["status"] == "error" or row["answer"] is None:
+        return {**base, "outcome": "error", "correct": 0, "exact": 0, "f1": None, "status": "ok", "error": None}
+    case = judge_case(row, probe, ask.expected)
+    verdict = judge_deterministic(case)
+    return {
+        **base, "outcome": verdict.outcome, "correct": int(verdict.correct),
+        "exact": int(exact_match(case.answer, case.in_force)), "f1": best_f1(case.answer, case.in_force),
+        "status": "ok", "error": None,
+    }
+
+
+def run_unit(task: UnitTask) -> UnitResult:
+    """Replay one unit in a private state directory and return its rows."""
+    start = time.perf_counter()
+    state_dir = Path(tempfile.mkdtemp(prefix="lsrep-state-"))
+    try:
+        replay = _Replay(task, state_dir)
+        replay.run()
+        return replay.result(time.perf_counter() - start)
+    finally:
+        shutil.rmtree(state_dir, ignore_errors=True)

@@ -1,0 +1,106 @@
+"""Executors: where units run. The driver is the one writer; executors only return rows.
+
+The unit of work is one (condition, trajectory, repetition) replay, sequential
+inside and independent outside. A worker that crashes becomes a failed unit with
+a failure row and error observations, and the campaign continues.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import multiprocessing
+from collections.abc import Iterable, Iterator
+
+from lsrep.engine import UnitResult, UnitTask, run_unit
+
+
+class Executor:
+    """Runs unit tasks, yielding results as they finish (any order)."""
+
+    name = "executor"
+
+    def run(self, tasks: Iterable[UnitTask]) -> Iterator[UnitResult]:
+        raise NotImplementedError
+
+
+class InProcessExecutor(Executor):
+    """One unit after another in this process (the default)."""
+
+    name = "in-process"
+
+    def run(self, tasks: Iterable[UnitTask]) -> Iterator[UnitResult]:
+        for task in tasks:
+            yield run_unit(task)
+
+
+class ProcessPoolExecutor(Executor):
+    """A local pool of worker processes (`--workers N`)."""
+
+    name = "process-pool"
+
+    def __init__(self, workers: int) -> None:
+        self.workers = workers
+
+    def run(self, tasks: Iterable[UnitTask]) -> Iterator[UnitResult]:
+        tasks = list(tasks)
+        if not tasks:
+            return
+        ctx = multiprocessing.get_context("spawn")
+        with cf.ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx) as pool:
+            futures = {pool.submit(run_unit, task): task for task in tasks}
+            for future in cf.as_completed(futures):
+                task = futures[future]
+                try:
+                    yield future.result()
+                except Exception as exc:  # noqa: BLE001 - a dead worker is a failed unit, not a dead campaign
+                    yield crashed_unit(task, exc)
+
+
+def crashed_unit(task: UnitTask, exc: BaseException) -> UnitResult:
+    """Rows for a unit whose worker died: a failure row and an error row per planned probe."""
+    from lsrep.engine import deterministic_judgement
+    from lsrep.plan import CheckpointStep
+
+    message = f"worker crashed: {type(exc).__name__}: {exc}"
+    probes = {p.probe_id: p for p in task.probes.probes}
+    observations, judgements = [], []
+    for step in task.plan.steps:
+        if not isinstance(step, CheckpointStep):
+            continue
+        for ask in step.probes:
+            probe = probes[ask.probe_id]
+            row = {
+                "obs_id": f"{task.run_id}:{task.unit_id}:{step.ordinal}:{probe.probe_id}", "run_id": task.run_id,
+                "unit_id": task.unit_id, "condition": task.condition, "trajectory": task.trajectory.trajectory_id,
+                "repetition": task.repetition, "checkpoint": step.ordinal, "prefix_len": step.prefix_len,
+                "sim_time": step.now.isoformat(), "probe_id": probe.probe_id, "kind": probe.kind,
+                "category": probe.category, "question": probe.question, "expected": ask.expected.model_dump_json(),
+                "answer_mode": task.answer_mode, "answer": None, "system_answer": None, "status": "error",
+                "error": message, "n_fragments": 0, "context_tokens": 0, "evidence_ids": "[]",
+                "proven_leak": 0, "unattributed": 0, "truncated_tokens": 0, "budget_exceeded": 0,
+            }
+            observations.append(row)
+            judgements.append(deterministic_judgement(row, probe, ask))
+    unit = {
+        "run_id": task.run_id, "unit_id": task.unit_id, "condition": task.condition,
+        "trajectory": task.trajectory.trajectory_id, "repetition": task.repetition, "seed": task.seed,
+        "plan_digest": task.plan_digest, "status": "failed", "error": message, "elapsed_s": None,
+    }
+    failure = {"run_id": task.run_id, "unit_id": task.unit_id, "seq": 0, "phase": "worker",
+               "checkpoint": None, "probe_id": None, "error_type": type(exc).__name__, "message": message}
+    return UnitResult(unit=unit, tables={"observations": observations, "judgements": judgements,
+                                         "failures": [failure]})
+
+
+def make_executor(name: str, workers: int = 1, address: str | None = None) -> Executor:
+    if name == "in-process" or (name == "auto" and workers <= 1):
+        return InProcessExecutor()
+    if name in ("process", "auto"):
+        return ProcessPoolExecutor(workers)
+    if name == "ray":
+        from lsrep.ray_executor import RayExecutor
+
+        return RayExecutor(address=address, workers=workers)
+    from lsrep.errors import ConfigError
+
+    raise ConfigError(f"unknown executor {name!r} (in-process, process, ray)")

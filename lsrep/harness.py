@@ -1,0 +1,110 @@
+"""Building adapters for a condition, and the wrapper the harness puts around every call.
+
+The wrapper times calls, tags every fidelity event with where it happened, and
+turns exceptions into failure records. Adapters stay thin translators.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from lsrep.contract import AdapterSetup, Embedder, FidelityEvent, MemoryAdapter
+from lsrep.errors import ConfigError, pydantic_reason
+from lsrep.registry import load_adapter_class
+
+
+def validate_condition(system: str, options: dict[str, Any], disable: tuple[str, ...],
+                       condition: str) -> tuple[type[MemoryAdapter], Any]:
+    """Resolve the adapter class, validate its options and the ablation switches."""
+    cls = load_adapter_class(system)
+    try:
+        opts = cls.Options.model_validate(options)
+    except ValidationError as exc:
+        raise ConfigError(f"condition {condition!r}: bad options for {system!r}: {pydantic_reason(exc)}") from None
+    declared = {m.name: m for m in cls.mechanisms}
+    for name in disable:
+        if name not in declared:
+            known = ", ".join(sorted(declared)) or "none"
+            raise ConfigError(
+                f"condition {condition!r}: {system!r} declares no mechanism {name!r} (declared: {known})"
+            )
+        if not declared[name].can_disable:
+            raise ConfigError(f"condition {condition!r}: mechanism {name!r} of {system!r} cannot be switched off")
+    return cls, opts
+
+
+def build_adapter(cls: type[MemoryAdapter], options: Any, *, disable: tuple[str, ...], state_dir: Path,
+                  retrieval_budget: int | None, embedder: Embedder | None, llm: Any, seed: int) -> MemoryAdapter:
+    setup = AdapterSetup(
+        options=options, disabled=frozenset(disable), state_dir=state_dir,
+        retrieval_budget=retrieval_budget, embedder=embedder, llm=llm, seed=seed,
+    )
+    return cls(setup)
+
+
+@dataclass
+class CallLog:
+    """Events and failures of one unit, in the order they happened."""
+
+    run_id: str
+    unit_id: str
+    events: list[dict[str, Any]] = field(default_factory=list)
+    failures: list[dict[str, Any]] = field(default_factory=list)
+    where: dict[str, Any] = field(default_factory=dict)
+
+    def record_event(self, event: FidelityEvent) -> None:
+        self.events.append({
+            "run_id": self.run_id, "unit_id": self.unit_id, "seq": len(self.events),
+            "step": self.where.get("step"), "checkpoint": self.where.get("checkpoint"),
+            "probe_id": self.where.get("probe_id"), "mechanism": event.mechanism, "stage": event.stage,
+            "reason": event.reason, "count": event.count, "ids": json.dumps(list(event.ids)),
+            "source_turn_ids": json.dumps(list(event.source_turn_ids)),
+            "params": json.dumps(event.params, sort_keys=True, default=str),
+        })
+
+    def record_failure(self, phase: str, exc: BaseException | str, *, checkpoint: int | None = None,
+                       probe_id: str | None = None) -> str:
+        if isinstance(exc, BaseException):
+            kind, message = type(exc).__name__, _one_line(exc)
+        else:
+            kind, message = "HarnessError", exc
+        self.failures.append({
+            "run_id": self.run_id, "unit_id": self.unit_id, "seq": len(self.failures), "phase": phase,
+            "checkpoint": checkpoint, "probe_id": probe_id, "error_type": kind, "message": message,
+        })
+        return f"{kind}: {message}"
+
+
+class Guarded:
+    """Calls into an adapter, with timing, event tagging and exception capture."""
+
+    def __init__(self, adapter: MemoryAdapter, log: CallLog) -> None:
+        self.adapter = adapter
+        self.log = log
+        adapter.bind_events(log.record_event)
+
+    def call(self, step: str, fn, *args, checkpoint: int | None = None, probe_id: str | None = None,
+             **kwargs) -> tuple[Any, float, BaseException | None]:
+        """Run fn; return (result, elapsed ms, exception or None). Never raises adapter errors."""
+        self.log.where = {"step": step, "checkpoint": checkpoint, "probe_id": probe_id}
+        start = time.perf_counter()
+        try:
+            result = fn(*args, **kwargs)
+            return result, (time.perf_counter() - start) * 1000, None
+        except Exception as exc:  # noqa: BLE001 - any adapter failure becomes a recorded row
+            exc.__lsrep_trace__ = traceback.format_exc(limit=3)  # type: ignore[attr-defined]
+            return None, (time.perf_counter() - start) * 1000, exc
+        finally:
+            self.log.where = {}
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().replace("\n", " ")
+    return text[:500] if text else type(exc).__name__

@@ -1,0 +1,1 @@
+"""Protocol records and native-file loaders."""

@@ -1,0 +1,232 @@
+"""Campaign files: one TOML file fully determines a run."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from lsrep.errors import InputError, pydantic_reason
+from lsrep.protocol.schedule import ScheduleSpec
+
+
+class Spec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class TrajectorySpec(Spec):
+    """A trajectory file and the probe set asked of it."""
+
+    id: str = Field(min_length=1)
+    """Name used in results."""
+    trajectory: Path
+    """Trajectory JSON Lines (relative to the campaign file)."""
+    probes: Path
+    """Probe set JSON Lines (relative to the campaign file)."""
+
+
+class ConditionSpec(Spec):
+    """A system, its options and ablations: one arm of the experiment."""
+
+    name: str = Field(min_length=1)
+    """Condition name shown in reports."""
+    system: str = Field(min_length=1)
+    """Registered adapter name or `module:Class`."""
+    options: dict[str, Any] = Field(default_factory=dict)
+    """Adapter options, validated against its `Options` model."""
+    disable: tuple[str, ...] = ()
+    """Mechanisms switched off (must be declared and switchable)."""
+    schedule: Path | ScheduleSpec | None = None
+    """This condition's own schedule (schedules as an experimental factor)."""
+    answer_mode: Literal["context", "system"] | None = None
+    """Override the campaign's answer mode for this condition."""
+
+
+class EndpointRef(Spec):
+    """An OpenAI-compatible endpoint; the key comes from the named environment variable."""
+
+    base_url: str
+    model: str
+    api_key_env: str = "OPENAI_API_KEY"
+    temperature: float = 0.0
+    max_tokens: int = 256
+    seed: int | None = None
+    timeout_s: float = 60.0
+    max_retries: int = 4
+    concurrency: int = 4
+    context_window: int = 8192
+    overflow: Literal["fail", "truncate_oldest"] = "fail"
+    price_prompt_per_1k: float | None = None
+    price_completion_per_1k: float | None = None
+
+
+class AnswererSpec(Spec):
+    """Who answers in context mode."""
+
+    kind: Literal["extractive", "llm"] = "extractive"
+    """`extractive`: the deterministic offline answerer; `llm`: a model endpoint."""
+    context_window: int = 32768
+    """The answerer's context window in tokens (the harness's estimate)."""
+    overflow: Literal["fail", "truncate_oldest"] = "fail"
+    """What to do with a prompt over the window: a failure row, or drop the oldest context."""
+    endpoint: EndpointRef | None = None
+    """Endpoint for `llm`."""
+    min_overlap: int = Field(default=2, ge=1)
+    """Extractive answerer: shared content words a context line needs to be given as the answer."""
+
+    @model_validator(mode="after")
+    def _endpoint_for_llm(self) -> AnswererSpec:
+        if self.kind == "llm" and self.endpoint is None:
+            raise ValueError("answerer kind 'llm' needs an [answerer.endpoint] table")
+        return self
+
+
+class JudgeSpec(Spec):
+    """A judge run on every observation (the deterministic judge always runs too)."""
+
+    name: str
+    """Name in results."""
+    kind: Literal["deterministic", "evolving", "longmemeval"] = "deterministic"
+    """Which judge."""
+    passes: int = Field(default=1, ge=1)
+    """Passes per observation (majority vote)."""
+    endpoint: EndpointRef | None = None
+    """Endpoint for model-backed judges."""
+
+
+class EmbedderSpec(Spec):
+    """The embedder shared by every system that embeds."""
+
+    kind: Literal["hashing", "openai", "minilm"] = "hashing"
+    dim: int = 512
+    endpoint: EndpointRef | None = None
+
+
+class CampaignSpec(Spec):
+    """A whole campaign as authored."""
+
+    name: str = Field(min_length=1)
+    """Campaign name."""
+    description: str = ""
+    """Free text shown in reports."""
+    seed: int = 0
+    """Master seed; each unit's seed derives from it."""
+    repetitions: int = Field(default=1, ge=1)
+    """Repetitions of every (condition, trajectory)."""
+    store: Path = Path("runs/lsrep.sqlite")
+    """Run store (relative to the campaign file)."""
+    answer_mode: Literal["context", "system"] = "context"
+    """Who answers: the harness's answerer (context) or each system (system)."""
+    retrieval_budget: int | None = Field(default=None, ge=1)
+    """Context-token budget given to every system (the same for all)."""
+    schedule: Path | ScheduleSpec = ScheduleSpec()
+    """The default schedule: a TOML file path or an inline table."""
+    trajectories: tuple[TrajectorySpec, ...] = Field(min_length=1)
+    """What is replayed."""
+    conditions: tuple[ConditionSpec, ...] = Field(min_length=1)
+    """Systems and their configurations."""
+    answerer: AnswererSpec = AnswererSpec()
+    judges: tuple[JudgeSpec, ...] = ()
+    embedder: EmbedderSpec = EmbedderSpec()
+    compare: tuple[tuple[str, str], ...] = ()
+    """Declared paired comparisons (condition A, condition B); default: all pairs."""
+
+    @model_validator(mode="after")
+    def _unique_names(self) -> CampaignSpec:
+        for label, names in (
+            ("condition", [c.name for c in self.conditions]),
+            ("trajectory", [t.id for t in self.trajectories]),
+        ):
+            dupes = {n for n in names if names.count(n) > 1}
+            if dupes:
+                raise ValueError(f"duplicate {label} name(s): {', '.join(sorted(dupes))}")
+        known = {c.name for c in self.conditions}
+        for a, b in self.compare:
+            for n in (a, b):
+                if n not in known:
+                    raise ValueError(f"compare names unknown condition {n!r}")
+        return self
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except FileNotFoundError:
+        raise InputError(path, "file not found") from None
+    except tomllib.TOMLDecodeError as exc:
+        line = getattr(exc, "lineno", None)
+        raise InputError(path, f"invalid TOML: {exc}", line) from None
+
+
+def load_schedule(path: Path | str) -> ScheduleSpec:
+    """Load a schedule TOML file (its fields under a `[schedule]` table or at top level)."""
+    path = Path(path)
+    data = _read_toml(path)
+    data = data.get("schedule", data) if set(data) <= {"schedule"} else data
+    try:
+        return ScheduleSpec.model_validate(data)
+    except ValidationError as exc:
+        raise InputError(path, f"bad schedule: {pydantic_reason(exc)}") from None
+
+
+class LoadedCampaign(BaseModel):
+    """A campaign with its paths resolved and its schedules loaded."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    path: Path
+    spec: CampaignSpec
+    schedule: ScheduleSpec
+    condition_schedules: dict[str, ScheduleSpec]
+    store_path: Path
+    input_files: dict[str, Path]
+    """Every input file by role, for the manifest's SHA-256 list."""
+
+
+def load_campaign(path: Path | str) -> LoadedCampaign:
+    """Read a campaign TOML file, resolve relative paths and load its schedules."""
+    path = Path(path).resolve()
+    data = _read_toml(path)
+    try:
+        spec = CampaignSpec.model_validate(data)
+    except ValidationError as exc:
+        raise InputError(path, f"bad campaign: {pydantic_reason(exc)}") from None
+    base = path.parent
+    inputs: dict[str, Path] = {"campaign": path}
+
+    def resolve(p: Path) -> Path:
+        return p if p.is_absolute() else (base / p).resolve()
+
+    trajectories = []
+    for t in spec.trajectories:
+        traj, probes = resolve(t.trajectory), resolve(t.probes)
+        for role, p in (("trajectory", traj), ("probes", probes)):
+            if not p.exists():
+                raise InputError(path, f"trajectory {t.id!r}: {role} file {p} not found")
+            inputs[f"{role}:{t.id}"] = p
+        trajectories.append(t.model_copy(update={"trajectory": traj, "probes": probes}))
+
+    def schedule_of(value: Path | ScheduleSpec, role: str) -> ScheduleSpec:
+        if isinstance(value, ScheduleSpec):
+            return value
+        file = resolve(value)
+        inputs[role] = file
+        return load_schedule(file)
+
+    schedule = schedule_of(spec.schedule, "schedule")
+    per_condition = {
+        c.name: schedule_of(c.schedule, f"schedule:{c.name}") if c.schedule is not None else schedule
+        for c in spec.conditions
+    }
+    spec = spec.model_copy(update={"trajectories": tuple(trajectories)})
+    return LoadedCampaign(
+        path=path,
+        spec=spec,
+        schedule=schedule,
+        condition_schedules=per_condition,
+        store_path=resolve(spec.store),
+        input_files=inputs,
+    )

@@ -1,0 +1,72 @@
+"""One small generic registry with lazy `module:Class` entries and an entry-point group.
+
+Built-in adapters register through the same `lsrep.adapters` entry-point group
+third-party packages use (see pyproject.toml), so nothing here names a system.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+from importlib.metadata import entry_points
+from typing import Generic, TypeVar
+
+from lsrep.errors import ConfigError
+
+T = TypeVar("T")
+
+
+class Registry(Generic[T]):
+    """Names to lazily imported objects; `module:Attr` strings also resolve directly."""
+
+    def __init__(self, group: str, kind: str) -> None:
+        self.group = group
+        self.kind = kind
+        self._entries: dict[str, str] | None = None
+
+    def entries(self) -> dict[str, str]:
+        if self._entries is None:
+            self._entries = {ep.name: ep.value for ep in entry_points(group=self.group)}
+        return dict(sorted(self._entries.items()))
+
+    def register(self, name: str, target: str) -> None:
+        """Add an entry at run time (tests, notebooks)."""
+        self.entries()
+        assert self._entries is not None
+        self._entries[name] = target
+
+    def load(self, name: str) -> T:
+        target = self.entries().get(name)
+        if target is None:
+            if ":" in name:
+                target = name
+            else:
+                close = difflib.get_close_matches(name, list(self.entries()), n=3)
+                hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+                known = ", ".join(self.entries()) or "none"
+                raise ConfigError(f"unknown {self.kind} {name!r}{hint} (registered: {known})")
+        module_name, _, attr = target.partition(":")
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:
+            raise ConfigError(f"{self.kind} {name!r}: cannot import {module_name!r} ({exc})") from None
+        try:
+            obj = getattr(module, attr)
+        except AttributeError:
+            raise ConfigError(f"{self.kind} {name!r}: {module_name!r} has no {attr!r}") from None
+        return obj
+
+
+ADAPTERS: Registry = Registry("lsrep.adapters", "system")
+
+
+def load_adapter_class(name: str):
+    """Resolve a registered name or `module:Class` to an adapter class with its name set."""
+    from lsrep.contract import MemoryAdapter
+
+    cls = ADAPTERS.load(name)
+    if not (isinstance(cls, type) and issubclass(cls, MemoryAdapter)):
+        raise ConfigError(f"system {name!r} resolves to {cls!r}, which is not a MemoryAdapter subclass")
+    if not cls.name:
+        cls.name = name
+    return cls

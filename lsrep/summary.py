@@ -1,0 +1,54 @@
+"""The per-condition summary table printed by `lsrep show` and at the end of a run."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+from lsrep.store import RunStore
+from lsrep.verdict import OUTCOMES
+
+
+def summary_rows(store: RunStore, run_id: str, judge: str = "deterministic") -> list[dict]:
+    rows = store.rows(
+        "select o.condition, o.status, o.context_tokens, o.prompt_tokens, o.n_fragments, o.proven_leak, "
+        "j.outcome, j.correct from observations o left join judgements j on j.obs_id = o.obs_id and j.judge = ? "
+        "where o.run_id = ?",
+        [judge, run_id],
+    )
+    by_cond: dict[str, list[dict]] = defaultdict(list)
+    for r in rows:
+        by_cond[r["condition"]].append(r)
+    out = []
+    for cond, obs in by_cond.items():
+        n = len(obs)
+        outcomes = Counter(r["outcome"] or "error" for r in obs)
+        ok = [r for r in obs if r["status"] == "ok"]
+        out.append({
+            "condition": cond, "n": n, "accuracy": sum(r["correct"] or 0 for r in obs) / n if n else 0.0,
+            **{o: outcomes.get(o, 0) for o in OUTCOMES},
+            "mean_fragments": sum(r["n_fragments"] for r in ok) / len(ok) if ok else 0.0,
+            "mean_context_tokens": sum(r["context_tokens"] for r in ok) / len(ok) if ok else 0.0,
+            "mean_prompt_tokens": sum(r["prompt_tokens"] or 0 for r in ok) / len(ok) if ok else 0.0,
+            "proven_leaks": sum(1 for r in obs if r["proven_leak"]),
+        })
+    return out
+
+
+def print_summary(store: RunStore, run_id: str) -> None:
+    run = store.run(run_id)
+    manifest = run["manifest"]
+    answerer = manifest["answerer"]
+    label = " (offline, deterministic)" if answerer.get("offline") else ""
+    print(f"run {run_id}  campaign {run['campaign']!r}  status {run['status']}")
+    print(f"answerer: {answerer['name']} v{answerer['version']}{label}; judge: deterministic v1 "
+          f"(exact/alias match, token-F1, outcome label); embedder: {manifest['embedder']}")
+    header = (f"{'condition':<22}{'n':>5}{'acc':>7}{'correct':>9}{'stale':>7}{'future':>8}{'abstain':>9}"
+              f"{'wrong':>7}{'error':>7}{'frags':>7}{'ctx tok':>9}{'leaks':>7}")
+    print(header)
+    print("-" * len(header))
+    for r in summary_rows(store, run_id):
+        print(f"{r['condition']:<22}{r['n']:>5}{r['accuracy']:>7.2f}{r['correct']:>9}{r['stale']:>7}"
+              f"{r['future']:>8}{r['abstained']:>9}{r['wrong']:>7}{r['error']:>7}{r['mean_fragments']:>7.1f}"
+              f"{r['mean_context_tokens']:>9.0f}{r['proven_leaks']:>7}")
+    print("acc = share credited correct (correct, or abstained where abstention was expected); "
+          "leaks = observations whose context held a turn from after the checkpoint.")

@@ -1,0 +1,65 @@
+"""Full-context baseline: the whole history, in time order with dates, up to a context limit.
+
+When the history exceeds the limit the oldest turns are dropped and the drop is
+reported to the caller (never silent).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Line:
+    """One remembered turn."""
+
+    turn_id: str
+    session_id: str
+    text: str
+    tokens: int
+
+
+@dataclass
+class Recall:
+    """What a query returns: kept lines in time order and what was dropped."""
+
+    lines: list[Line]
+    dropped_turns: int
+    dropped_tokens: int
+
+
+def estimate(text: str) -> int:
+    """Token estimate used for the limit: characters / 4."""
+    return (len(text) + 3) // 4
+
+
+@dataclass
+class FullContextMemory:
+    """Append-only transcript returned whole, newest turns kept when over the limit."""
+
+    context_limit: int | None = None
+    lines: list[Line] = field(default_factory=list)
+    _total: int = 0
+
+    def add(self, turn_id: str, session_id: str, text: str) -> None:
+        line = Line(turn_id, session_id, text, estimate(text))
+        self.lines.append(line)
+        self._total += line.tokens
+
+    def recall(self) -> Recall:
+        if self.context_limit is None or self._total <= self.context_limit:
+            return Recall(list(self.lines), 0, 0)
+        kept: list[Line] = []
+        used = 0
+        for line in reversed(self.lines):
+            if used + line.tokens > self.context_limit:
+                break
+            kept.append(line)
+            used += line.tokens
+        kept.reverse()
+        dropped = self.lines[: len(self.lines) - len(kept)]
+        return Recall(kept, len(dropped), sum(d.tokens for d in dropped))
+
+    def clear(self) -> None:
+        self.lines.clear()
+        self._total = 0

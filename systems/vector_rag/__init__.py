@@ -1,0 +1,73 @@
+"""Vector-RAG baseline as in the LSREP paper: one vector per turn, top-k by cosine.
+
+No decay, no fusion, no budget. The embedder is injected (anything with
+`embed(texts) -> rows`); rows are assumed L2-normalised.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+
+class Embedder(Protocol):
+    name: str
+
+    def embed(self, texts: list[str]) -> Any: ...
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A retrieved turn."""
+
+    turn_id: str
+    text: str
+    similarity: float
+
+
+@dataclass
+class VectorRagMemory:
+    """Stores each turn's vector; retrieves the top_k by cosine, similarity descending."""
+
+    embedder: Embedder
+    top_k: int = 30
+    chronological: bool = False
+    ids: list[str] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)
+    _rows: list[np.ndarray] = field(default_factory=list)
+    _matrix: np.ndarray | None = None
+
+    def add(self, turn_id: str, text: str) -> None:
+        self.ids.append(turn_id)
+        self.texts.append(text)
+        self._rows.append(np.asarray(self.embedder.embed([text]), dtype=np.float64)[0])
+        self._matrix = None
+
+    def search(self, question: str) -> list[Hit]:
+        if not self.ids:
+            return []
+        if self._matrix is None:
+            self._matrix = np.vstack(self._rows)
+        q = np.asarray(self.embedder.embed([question]), dtype=np.float64)[0]
+        sims = np.round(self._matrix @ q, 12)
+        # Stable sort: equal similarities keep insertion (time) order.
+        order = np.argsort(-sims, kind="stable")[: self.top_k]
+        if self.chronological:
+            order = np.sort(order)
+        return [Hit(self.ids[i], self.texts[i], float(sims[i])) for i in order]
+
+    def clear(self) -> None:
+        self.ids.clear()
+        self.texts.clear()
+        self._rows.clear()
+        self._matrix = None
+
+    def dump(self) -> dict[str, Any]:
+        return {"ids": list(self.ids), "texts": list(self.texts), "rows": [r.copy() for r in self._rows]}
+
+    def load(self, state: dict[str, Any]) -> None:
+        self.ids, self.texts = list(state["ids"]), list(state["texts"])
+        self._rows = [r.copy() for r in state["rows"]]
+        self._matrix = None
