@@ -1,0 +1,38 @@
+"""`lsrep quickstart`: run the bundled example campaign and show where everything is."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lsrep.errors import LsrepError
+
+
+def bundled_campaign() -> Path:
+    root = Path(__file__).resolve().parent.parent
+    path = root / "campaigns" / "quickstart.toml"
+    if not path.exists():
+        raise LsrepError(f"bundled example not found at {path} (run from a source checkout)")
+    return path
+
+
+def quickstart(out: Path) -> int:
+    from lsrep.runner import run_campaign
+    from lsrep.store import RunStore
+    from lsrep.summary import print_summary
+
+    out.mkdir(parents=True, exist_ok=True)
+    store_path = out / "lsrep.sqlite"
+    outcome = run_campaign(bundled_campaign(), store_path=store_path, fresh=True)
+    store = RunStore(store_path)
+    print_summary(store, outcome.run_id)
+    print()
+    print(f"run id: {outcome.run_id}")
+    print(f"store:  {store_path}")
+    try:
+        from reports.build import write_reports
+    except ImportError:
+        return 0
+    paths = write_reports(store, outcome.run_id, out)
+    for fmt, path in paths.items():
+        print(f"{fmt + ' report:':<13} {path}")
+    return 0
