@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import csv
 import json
 import sys
@@ -211,12 +212,24 @@ def build_parser() -> argparse.ArgumentParser:
     sp = sub.add_parser("quickstart", help="run the bundled example end to end")
     sp.add_argument("--out", default="runs/quickstart")
 
-    for register in _EXTENSIONS:
-        register(sub)
+    for module_name in EXTENSION_MODULES:
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            continue
+        module.register(sub, command)
     return p
 
 
-_EXTENSIONS: list[Callable] = []
+# Command modules under lsrep/commands/: each defines `register(subparsers, command)`,
+# adds its parser(s) and decorates its handler(s) with `command(name)`.
+EXTENSION_MODULES = (
+    "lsrep.commands.report",
+    "lsrep.commands.score",
+    "lsrep.commands.adapters",
+    "lsrep.commands.datasets",
+    "lsrep.commands.rate",
+)
 
 
 def main(argv: list[str] | None = None) -> int:
