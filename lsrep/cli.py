@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import csv
+import importlib
 import json
 import sys
 from collections.abc import Callable
@@ -96,8 +96,8 @@ def cmd_run(args) -> int:
           f"{outcome.units_skipped} already stored, {outcome.failed_units} failed")
     print(f"store: {outcome.store_path}")
     if args.summary:
-        from lsrep.summary import print_summary
         from lsrep.store import RunStore
+        from lsrep.summary import print_summary
 
         print_summary(RunStore(outcome.store_path), outcome.run_id)
     return 0

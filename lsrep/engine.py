@@ -26,7 +26,14 @@ from lsrep.answering import Answerer, make_answerer
 from lsrep.contract import Fragment, QueryResult, ReplayTurn
 from lsrep.embeddings_factory import make_embedder
 from lsrep.harness import CallLog, Guarded, build_adapter, validate_condition
-from lsrep.plan import CheckpointStep, IngestStep, MaintenanceStep, ProbeAsk, ReplayPlan, SessionEndStep
+from lsrep.plan import (
+    CheckpointStep,
+    IngestStep,
+    MaintenanceStep,
+    ProbeAsk,
+    ReplayPlan,
+    SessionEndStep,
+)
 from lsrep.protocol.campaign import AnswererSpec, EmbedderSpec
 from lsrep.protocol.models import Probe, ProbeSet, Trajectory
 from lsrep.scoring import judge_deterministic

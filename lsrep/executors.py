@@ -42,18 +42,52 @@ class ProcessPoolExecutor(Executor):
         self.workers = workers
 
     def run(self, tasks: Iterable[UnitTask]) -> Iterator[UnitResult]:
-        tasks = list(tasks)
-        if not tasks:
-            return
+        # Tasks are pulled lazily with a bounded window in flight, so a streamed
+        # data set never sits in memory whole.
         ctx = multiprocessing.get_context("spawn")
-        with cf.ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx) as pool:
-            futures = {pool.submit(run_unit, task): task for task in tasks}
-            for future in cf.as_completed(futures):
-                task = futures[future]
-                try:
-                    yield future.result()
-                except Exception as exc:  # noqa: BLE001 - a dead worker is a failed unit, not a dead campaign
-                    yield crashed_unit(task, exc)
+        window = 2 * self.workers
+        source = iter(tasks)
+        pool = cf.ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx)
+        try:
+            pending: dict[cf.Future, UnitTask] = {}
+            for task in source:
+                pending[pool.submit(run_unit, task)] = task
+                if len(pending) >= window:
+                    break
+            while pending:
+                done, _ = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
+                broken: list[UnitTask] = []
+                for future in done:
+                    task = pending.pop(future)
+                    try:
+                        yield future.result()
+                    except cf.process.BrokenProcessPool:
+                        broken.append(task)
+                    except Exception as exc:  # noqa: BLE001 - a failed worker is a failed unit
+                        yield crashed_unit(task, exc)
+                if broken:
+                    # A dying worker breaks the whole pool and every future in it; rerun each
+                    # affected unit alone so the crash is pinned on the unit that caused it.
+                    broken.extend(pending.values())
+                    pending = {}
+                    pool.shutdown(wait=False, cancel_futures=True)
+                    for task in broken:
+                        yield _run_alone(task, ctx)
+                    pool = cf.ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx)
+                for task in source:
+                    pending[pool.submit(run_unit, task)] = task
+                    if len(pending) >= window:
+                        break
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _run_alone(task: UnitTask, ctx) -> UnitResult:
+    with cf.ProcessPoolExecutor(max_workers=1, mp_context=ctx) as solo:
+        try:
+            return solo.submit(run_unit, task).result()
+        except Exception as exc:  # noqa: BLE001 - the unit's own crash, now attributed
+            return crashed_unit(task, exc)
 
 
 def crashed_unit(task: UnitTask, exc: BaseException) -> UnitResult:

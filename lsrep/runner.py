@@ -55,9 +55,20 @@ def sha256_file(path: Path) -> str:
 def load_inputs(campaign: LoadedCampaign) -> dict[str, tuple[Trajectory, ProbeSet]]:
     data = {}
     for t in campaign.spec.trajectories:
+        if t.locomo is not None:
+            data[t.id] = _locomo_inputs(t.locomo, t.conversation or t.id, t.id)
+            continue
         trajectory = load_trajectory(t.trajectory, trajectory_id=t.id)
         data[t.id] = (trajectory, load_probes(t.probes, trajectory))
     return data
+
+
+def _locomo_inputs(path: Path, sample_id: str, trajectory_id: str) -> tuple[Trajectory, ProbeSet]:
+    from probes.locomo import build_locomo
+
+    (conversation,) = build_locomo(path, [sample_id])
+    trajectory = Trajectory(trajectory_id=trajectory_id, turns=conversation.turns)
+    return trajectory, ProbeSet(probes=conversation.probes)
 
 
 def validate_campaign(campaign: LoadedCampaign) -> dict[str, Any]:

@@ -128,6 +128,17 @@ def m002_llm_calls(db: sqlite_utils.Database) -> None:
     db["llm_calls"].create_index(["run_id", "purpose"])
 
 
+@migration
+def m003_retrieval_gold(db: sqlite_utils.Database) -> None:
+    db["retrieval_gold"].create(
+        {
+            "obs_id": str, "run_id": str, "question_id": str, "question_type": str, "turn_recall": float,
+            "session_recall": float, "n_evidence_turns": int, "n_answer_sessions": int,
+        },
+        pk="obs_id",
+    )
+
+
 class RunStore:
     """A run store file; opening it applies any migration it lacks."""
 
@@ -229,7 +240,7 @@ class RunStore:
                 "select obs_id from observations where run_id = ? and unit_id = ?", [run_id, unit_id]
             )]
             for oid in obs_ids:
-                for table in ("fragments", "judgements", "llm_calls"):
+                for table in ("fragments", "judgements", "llm_calls", "retrieval_gold"):
                     self.db.execute(f"delete from {table} where obs_id = ?", [oid])
             self.db.execute("delete from observations where run_id = ? and unit_id = ?", [run_id, unit_id])
             for table, rows in tables.items():

@@ -8,6 +8,7 @@ and is never copied into a record, the cache, a log line or a repr.
 
 from __future__ import annotations
 
+import importlib
 import json
 import random
 import threading
@@ -133,9 +134,7 @@ class LLMClient:
             )
 
         outcome = self._with_retries(
-            lambda sdk: sdk.chat.completions.with_raw_response.create(
-                **_send_args(payload), timeout=spec.timeout_s
-            ),
+            lambda sdk: _post(sdk, "/chat/completions", _send_args(payload), spec.timeout_s),
             _check_chat,
         )
         history = dict(attempts=outcome.attempts, faults=outcome.faults,
@@ -211,8 +210,8 @@ class LLMClient:
             batch_texts = [t for _, t in batch]
             t0 = time.monotonic()
             outcome = self._with_retries(
-                lambda sdk, inputs=batch_texts: sdk.embeddings.with_raw_response.create(
-                    model=spec.model, input=inputs, timeout=spec.timeout_s
+                lambda sdk, inputs=batch_texts: _post(
+                    sdk, "/embeddings", {"model": spec.model, "input": inputs}, spec.timeout_s
                 ),
                 partial(_check_embeddings, expected=len(batch)),
             )
@@ -389,6 +388,20 @@ class SystemLanguageModel:
 def _describe(exc: BaseException) -> str:
     cause = exc.__cause__
     return f"{exc} ({type(cause).__name__}: {cause})" if cause else str(exc)
+
+
+# The HTTP library the installed openai package is built on (httpx, or httpx2 in newer releases).
+_HTTP = importlib.import_module(openai.DefaultHttpxClient.__mro__[1].__module__.split(".")[0])
+
+
+def _post(sdk: openai.OpenAI, path: str, body: dict[str, Any], timeout: float) -> Any:
+    """POST through the SDK (auth, base URL, error mapping) and return the raw HTTP response.
+
+    The SDK's documented escape hatch for raw requests: the body is ours already,
+    so its per-call request transformation and response models are skipped, and we
+    read malformed bodies ourselves.
+    """
+    return sdk.post(path, cast_to=_HTTP.Response, body=body, options={"timeout": timeout})
 
 
 def _send_args(payload: dict[str, Any]) -> dict[str, Any]:

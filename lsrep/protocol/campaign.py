@@ -17,14 +17,27 @@ class Spec(BaseModel):
 
 
 class TrajectorySpec(Spec):
-    """A trajectory file and the probe set asked of it."""
+    """A trajectory and the probe set asked of it: native files, or a LoCoMo conversation."""
 
     id: str = Field(min_length=1)
     """Name used in results."""
-    trajectory: Path
+    trajectory: Path | None = None
     """Trajectory JSON Lines (relative to the campaign file)."""
-    probes: Path
+    probes: Path | None = None
     """Probe set JSON Lines (relative to the campaign file)."""
+    locomo: Path | None = None
+    """A LoCoMo file (locomo10.json schema), converted in memory instead of native files."""
+    conversation: str | None = None
+    """With `locomo`: the sample id to replay (default: the trajectory id)."""
+
+    @model_validator(mode="after")
+    def _one_source(self) -> TrajectorySpec:
+        native = self.trajectory is not None or self.probes is not None
+        if native and self.locomo is not None:
+            raise ValueError(f"trajectory {self.id!r}: give either trajectory+probes or locomo, not both")
+        if self.locomo is None and (self.trajectory is None or self.probes is None):
+            raise ValueError(f"trajectory {self.id!r}: needs both trajectory and probes (or locomo)")
+        return self
 
 
 class ConditionSpec(Spec):
@@ -202,6 +215,13 @@ def load_campaign(path: Path | str) -> LoadedCampaign:
 
     trajectories = []
     for t in spec.trajectories:
+        if t.locomo is not None:
+            source = resolve(t.locomo)
+            if not source.exists():
+                raise InputError(path, f"trajectory {t.id!r}: locomo file {source} not found")
+            inputs[f"locomo:{t.id}"] = source
+            trajectories.append(t.model_copy(update={"locomo": source}))
+            continue
         traj, probes = resolve(t.trajectory), resolve(t.probes)
         for role, p in (("trajectory", traj), ("probes", probes)):
             if not p.exists():

@@ -117,7 +117,7 @@ def _check_versions(path: Path, lineno: int, probe: Probe, index: dict[str, int]
             )
         spans.append((start, end, version.answer))
     spans.sort()
-    for (s1, e1, a1), (s2, _e2, a2) in zip(spans, spans[1:], strict=False):
+    for (_s1, e1, a1), (s2, _e2, a2) in zip(spans, spans[1:], strict=False):
         if s2 < e1:
             raise InputError(
                 path, f"probe {probe.probe_id!r}: versions {a1!r} and {a2!r} overlap in validity", lineno

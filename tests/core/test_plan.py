@@ -81,7 +81,7 @@ def test_compressed_clock_scales_gaps():
     traj = _turns(5, hours=2)
     schedule = ScheduleSpec(clock="compressed", compression=12.0)
     plan = plan_replay(traj, schedule, ProbeSet(probes=()))
-    gaps = [(b - a).total_seconds() / 3600 for a, b in zip(plan.sim_times, plan.sim_times[1:])]
+    gaps = [(b - a).total_seconds() / 3600 for a, b in zip(plan.sim_times, plan.sim_times[1:], strict=False)]
     assert gaps == [24.0] * 4
     every = ScheduleSpec(maintenance=(MaintenanceSpec(operation="decay", at="every_n_turns", every_n_turns=2),))
     steps = plan_replay(traj, every, ProbeSet(probes=())).steps

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from lsrep.engine import judge_case
 from lsrep.protocol.models import Probe, ReferenceVersion, Trajectory, Turn
 from lsrep.references import resolve_expected
 from lsrep.scoring import judge_deterministic
-from lsrep.engine import judge_case
 
 
 def _trajectory(n: int = 60) -> Trajectory:

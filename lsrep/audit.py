@@ -1,0 +1,288 @@
+"""The fidelity audit (protocol section 5): pure functions over stored rows.
+
+Each mechanism a condition declares is classified from its fidelity events by
+the furthest stage it reached anywhere in the run (eligible → executed →
+output → selected → in prompt). Whether it *contributes* is a different
+question, answered only by a controlled contrast: a condition of the same
+system and options with exactly that mechanism switched off, compared pair by
+pair on the same (trajectory, probe, checkpoint, repetition).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from lsrep import stats
+
+STATUSES: tuple[str, ...] = (
+    "never_eligible", "eligible_not_executed", "executed_error", "executed_no_output",
+    "output_not_selected", "selected_not_in_prompt", "reached_prompt", "disabled",
+)
+"""Derived per-mechanism status (seed-systems 2.5), plus `disabled` for a switched-off mechanism."""
+
+STATUS_CLASS: dict[str, str] = {
+    "never_eligible": "never exercised",
+    "eligible_not_executed": "defective",
+    "executed_error": "defective",
+    "executed_no_output": "defective",
+    "output_not_selected": "ran without reaching the prompt",
+    "selected_not_in_prompt": "ran without reaching the prompt",
+    "reached_prompt": "reaches the prompt",
+    "disabled": "switched off",
+}
+"""The protocol's classification of each status."""
+
+COUNTED_STAGES: tuple[str, ...] = (
+    "eligible", "ineligible", "executed", "skipped", "error", "output", "selected", "in_prompt",
+)
+
+
+@dataclass(frozen=True)
+class StageCounts:
+    """Fidelity events of one mechanism in one condition, by stage."""
+
+    eligible: int = 0
+    ineligible: int = 0
+    executed: int = 0
+    skipped: int = 0
+    error: int = 0
+    output: int = 0
+    selected: int = 0
+    in_prompt: int = 0
+
+
+@dataclass(frozen=True)
+class AblationEffect:
+    """The paired effect of switching one mechanism off."""
+
+    ablation: str
+    """The condition with the mechanism switched off."""
+    comparison: stats.PairedComparison
+    """Credited-correct rate with the mechanism on minus with it off."""
+    pairs: int
+    """Aligned (trajectory, probe, checkpoint, repetition) pairs."""
+    changed_answers: int
+    """Pairs whose answer text differs."""
+    changed_contexts: int | None
+    """Pairs whose returned context (source turns in order) differs, where known."""
+    contributing: bool
+    """Exact McNemar p < alpha and the cluster-bootstrap interval excludes zero."""
+
+
+@dataclass(frozen=True)
+class MechanismAudit:
+    """One mechanism of one condition."""
+
+    condition: str
+    mechanism: str
+    counts: StageCounts
+    status: str
+    """One of STATUSES."""
+    declared: bool
+    """Listed by the condition's adapter (False: seen only in events or fragment attributions)."""
+    ablation: AblationEffect | None = None
+
+    @property
+    def verdict(self) -> str:
+        """The protocol class; `contributing` / `no detected effect` where an ablation exists."""
+        if self.ablation is not None:
+            return "contributing" if self.ablation.contributing else "no detected effect"
+        return STATUS_CLASS[self.status]
+
+    @property
+    def klass(self) -> str:
+        return STATUS_CLASS[self.status]
+
+
+@dataclass(frozen=True)
+class IntegrityCounts:
+    """Per-condition integrity checks over observations."""
+
+    condition: str
+    observations: int
+    fragments: int
+    unattributed_fragments: int
+    """Fragments with no source turn id."""
+    unknown_source_fragments: int | None
+    """Fragments citing a turn id not in the trajectory (None when not supplied)."""
+    leak_observations: int
+    """Observations whose context held a turn from after the checkpoint (proven leak)."""
+    leaked_fragments: int
+    truncated_prompts: int
+    """Observations whose prompt was truncated or exceeded the answerer's limit."""
+    budget_exceeded: int
+    """Observations whose context exceeded the campaign's retrieval budget."""
+
+
+@dataclass(frozen=True)
+class FidelityAudit:
+    mechanisms: tuple[MechanismAudit, ...]
+    integrity: tuple[IntegrityCounts, ...]
+    alpha: float
+
+
+# -- classification ----------------------------------------------------------------------------
+def count_stages(events: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], StageCounts]:
+    """Stage counts per (condition, mechanism); each event row needs condition, mechanism, stage."""
+    tally: dict[tuple[str, str], Counter] = defaultdict(Counter)
+    for ev in events:
+        if ev["stage"] in COUNTED_STAGES:
+            tally[(ev["condition"], ev["mechanism"])][ev["stage"]] += 1
+    return {key: StageCounts(**{s: c.get(s, 0) for s in COUNTED_STAGES}) for key, c in tally.items()}
+
+
+def classify(counts: StageCounts) -> str:
+    """The furthest stage a mechanism reached in the run, as a seed-systems 2.5 status.
+
+    A mechanism that never reported eligibility but reported a later stage was
+    evidently eligible, so later stages count as eligibility too.
+    """
+    if counts.in_prompt:
+        return "reached_prompt"
+    if counts.selected:
+        return "selected_not_in_prompt"
+    if counts.output:
+        return "output_not_selected"
+    if counts.error:
+        return "executed_error"
+    if counts.executed:
+        return "executed_no_output"
+    if counts.eligible:
+        return "eligible_not_executed"
+    return "never_eligible"
+
+
+# -- ablations ---------------------------------------------------------------------------------
+def find_ablations(conditions: Mapping[str, Mapping[str, Any]]) -> dict[tuple[str, str], str]:
+    """(condition, mechanism) → the condition that differs only by switching that mechanism off.
+
+    Same system, options, answer mode and schedule; the ablation's `disable` is
+    the base's plus exactly one mechanism.
+    """
+    def same_setup(x: Mapping[str, Any], y: Mapping[str, Any]) -> bool:
+        keys = ("system", "options", "answer_mode", "schedule")
+        return all(_canon(x.get(k)) == _canon(y.get(k)) for k in keys)
+
+    found: dict[tuple[str, str], str] = {}
+    for base, bc in sorted(conditions.items()):
+        base_off = set(bc.get("disable") or ())
+        for abl, ac in sorted(conditions.items()):
+            if abl == base or not same_setup(bc, ac):
+                continue
+            extra = set(ac.get("disable") or ()) - base_off
+            if base_off <= set(ac.get("disable") or ()) and len(extra) == 1:
+                found.setdefault((base, extra.pop()), abl)
+    return found
+
+
+def _canon(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+def pair_key(row: Mapping[str, Any]) -> tuple:
+    return (row["trajectory"], row["probe_id"], row["checkpoint"], row["repetition"])
+
+
+def ablation_effect(
+    on: Sequence[Mapping[str, Any]],
+    off: Sequence[Mapping[str, Any]],
+    ablation: str,
+    rng: np.random.Generator,
+    *,
+    alpha: float = 0.05,
+    boot: int = stats.DEFAULT_B,
+) -> AblationEffect:
+    """Paired effect of a mechanism from outcome records of the condition with it on and off.
+
+    A record has trajectory, probe_id, checkpoint, repetition, correct (0/1 or
+    None when unjudged), answer, and optionally context (any comparable value).
+    """
+    off_by_key = {pair_key(r): r for r in off}
+    pairs = [(r, off_by_key[pair_key(r)]) for r in on if pair_key(r) in off_by_key]
+    pairs = [(x, y) for x, y in pairs if x.get("correct") is not None and y.get("correct") is not None]
+    a = [float(x["correct"]) for x, _ in pairs]
+    b = [float(y["correct"]) for _, y in pairs]
+    clusters = [(x["trajectory"], x["probe_id"]) for x, _ in pairs]
+    comparison = stats.paired_difference(a, b, clusters, rng, names=("on", "off"), binary=True, boot=boot)
+    changed_answers = sum((x.get("answer") or "") != (y.get("answer") or "") for x, y in pairs)
+    has_context = all("context" in x and "context" in y for x, y in pairs)
+    changed_contexts = sum(x["context"] != y["context"] for x, y in pairs) if has_context else None
+    lo, hi = comparison.difference.interval
+    excludes_zero = bool(pairs) and (lo > 0 or hi < 0)
+    significant = comparison.mcnemar is not None and comparison.mcnemar.p_value < alpha
+    return AblationEffect(ablation, comparison, len(pairs), changed_answers, changed_contexts,
+                          excludes_zero and significant)
+
+
+# -- the audit ---------------------------------------------------------------------------------
+def audit_fidelity(
+    events: Iterable[Mapping[str, Any]],
+    conditions: Mapping[str, Mapping[str, Any]],
+    *,
+    outcomes: Sequence[Mapping[str, Any]] = (),
+    rng: np.random.Generator | None = None,
+    alpha: float = 0.05,
+    boot: int = stats.DEFAULT_B,
+) -> tuple[MechanismAudit, ...]:
+    """Classify every (condition, mechanism) seen in events or declared by a condition.
+
+    `conditions` is the run manifest's `conditions` mapping (mechanisms,
+    disable, system, options, ...). `outcomes` are per-observation records with
+    a `condition` key (see `ablation_effect`); with them, mechanisms that have
+    an ablation condition get their paired effect.
+    """
+    counts = count_stages(events)
+    keys = set(counts)
+    for cond, spec in conditions.items():
+        keys.update((cond, m) for m in spec.get("mechanisms") or ())
+    ablations = find_ablations(conditions)
+    by_condition: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for row in outcomes:
+        by_condition[row["condition"]].append(row)
+    rng = rng if rng is not None else np.random.default_rng(0)
+    out = []
+    for cond, mech in sorted(keys):
+        spec = conditions.get(cond, {})
+        c = counts.get((cond, mech), StageCounts())
+        status = classify(c)
+        if status == "never_eligible" and mech in (spec.get("disable") or ()):
+            status = "disabled"
+        effect = None
+        abl = ablations.get((cond, mech))
+        if abl is not None and by_condition.get(cond) and by_condition.get(abl):
+            effect = ablation_effect(by_condition[cond], by_condition[abl], abl, rng, alpha=alpha, boot=boot)
+        out.append(MechanismAudit(cond, mech, c, status, mech in (spec.get("mechanisms") or ()), effect))
+    return tuple(out)
+
+
+def integrity_counts(
+    observations: Iterable[Mapping[str, Any]],
+    unknown_sources: Mapping[str, int] | None = None,
+) -> tuple[IntegrityCounts, ...]:
+    """Per-condition unattributed fragments, proven leaks, truncated prompts, budget overruns."""
+    acc: dict[str, Counter] = defaultdict(Counter)
+    for o in observations:
+        c = acc[o["condition"]]
+        c["observations"] += 1
+        c["fragments"] += o.get("n_fragments") or 0
+        c["unattributed_fragments"] += o.get("unattributed") or 0
+        c["leaked_fragments"] += o.get("proven_leak") or 0
+        c["leak_observations"] += int(bool(o.get("proven_leak")))
+        c["truncated_prompts"] += int((o.get("truncated_tokens") or 0) > 0 or o.get("within_limit") == 0)
+        c["budget_exceeded"] += int(bool(o.get("budget_exceeded")))
+    return tuple(
+        IntegrityCounts(
+            condition=cond, observations=c["observations"], fragments=c["fragments"],
+            unattributed_fragments=c["unattributed_fragments"],
+            unknown_source_fragments=None if unknown_sources is None else unknown_sources.get(cond, 0),
+            leak_observations=c["leak_observations"], leaked_fragments=c["leaked_fragments"],
+            truncated_prompts=c["truncated_prompts"], budget_exceeded=c["budget_exceeded"],
+        )
+        for cond, c in sorted(acc.items())
+    )

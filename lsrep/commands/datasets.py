@@ -1,0 +1,123 @@
+"""Dataset commands: `lsrep convert locomo`, `lsrep generate ...`, `lsrep longmemeval`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+
+def register(sub, command) -> None:
+    sp = sub.add_parser("convert", help="convert a dataset to native trajectory and probe files")
+    sp.add_argument("dataset", choices=["locomo"])
+    sp.add_argument("path", help="locomo10.json or a file of the same schema")
+    sp.add_argument("-o", "--out", required=True, help="output folder")
+    sp.add_argument("--conversations", nargs="*", help="sample ids to keep (default: all)")
+    sp.add_argument("--on-bad-evidence", choices=["drop", "discard"], default="drop",
+                    help="drop a QA whose evidence names a missing turn, or discard just that evidence id")
+
+    sp = sub.add_parser("generate", help="generate evolving-fact trajectories or LongMemEval-schema files")
+    sp.add_argument("what", choices=["trajectories", "longmemeval"])
+    sp.add_argument("-o", "--out", required=True, help="output folder (trajectories) or file (longmemeval)")
+    sp.add_argument("--seed", type=int, default=0)
+    sp.add_argument("--count", type=int, default=1, help="trajectories to generate")
+    sp.add_argument("--sessions", type=int, default=12)
+    sp.add_argument("--turns-per-session", type=int, default=10)
+    sp.add_argument("--turn-tokens", type=int, default=40, help="density knob: tokens per turn")
+    sp.add_argument("--questions", type=int, default=500, help="longmemeval: questions")
+    sp.add_argument("--sessions-per-question", type=int, default=50, help="longmemeval: haystack sessions")
+
+    sp = sub.add_parser("longmemeval", help="LongMemEval matched diagnostic: same answerer and judge, different memory")
+    sp.add_argument("--data", help="official LongMemEval JSON file (oracle, S or M)")
+    sp.add_argument("--campaign", help="a LongMemEval campaign TOML (conditions, answerer, judges, embedder)")
+    sp.add_argument("--systems", help="comma-separated systems (instead of --campaign)")
+    sp.add_argument("--store", default="runs/longmemeval.sqlite")
+    sp.add_argument("--limit", type=int, help="only the first N questions")
+    sp.add_argument("--executor", default="auto", choices=["auto", "in-process", "process", "ray"])
+    sp.add_argument("--workers", type=int, default=1)
+    sp.add_argument("--address", default=None)
+    sp.add_argument("--fresh", action="store_true")
+    sp.add_argument("--report", help="also write the report to this folder")
+
+    command("convert")(cmd_convert)
+    command("generate")(cmd_generate)
+    command("longmemeval")(cmd_longmemeval)
+
+
+def cmd_convert(args) -> int:
+    from probes.locomo import convert_locomo
+
+    report = convert_locomo(Path(args.path), Path(args.out), args.conversations or None,
+                            on_bad_evidence=args.on_bad_evidence)
+    print(f"converted {len(report.samples)} conversation(s): {report.probes_written} probes written from "
+          f"{report.qa_total} QA, {len(report.dropped)} dropped (reasons in {Path(args.out) / 'locomo-conversion.json'})")
+    print(f"files in {args.out}")
+    return 0
+
+
+def cmd_generate(args) -> int:
+    if args.what == "longmemeval":
+        from probes.generator import generate_longmemeval_file
+
+        path = generate_longmemeval_file(Path(args.out), n_questions=args.questions,
+                                         sessions_per_question=args.sessions_per_question, seed=args.seed)
+        print(f"wrote {path} ({path.stat().st_size / 2**20:.1f} MiB, {args.questions} questions)")
+        return 0
+    from probes.generator import GeneratorSpec, write_generated
+
+    spec = GeneratorSpec(seed=args.seed, sessions=args.sessions, turns_per_session=args.turns_per_session,
+                         turn_tokens=args.turn_tokens)
+    made = write_generated(Path(args.out), spec, count=args.count)
+    print(f"wrote {len(made)} trajectory(ies) with probes to {args.out}")
+    return 0
+
+
+def cmd_longmemeval(args) -> int:
+    from lsrep.errors import LsrepError
+    from lsrep.executors import make_executor
+    from lsrep.longmemeval import load_longmemeval_spec, run_longmemeval, spec_from_systems
+
+    data = Path(args.data) if args.data else None
+    if args.campaign:
+        spec, source = load_longmemeval_spec(args.campaign, data)
+    elif args.systems:
+        if data is None:
+            raise LsrepError("pass --data PATH (the LongMemEval JSON file)")
+        spec = spec_from_systems([s.strip() for s in args.systems.split(",") if s.strip()], data,
+                                 store=Path(args.store))
+        source = None
+    else:
+        raise LsrepError("pass --systems a,b,... or --campaign FILE")
+    if args.limit:
+        spec = spec.model_copy(update={"limit": args.limit})
+    outcome = run_longmemeval(spec, source=source, executor=make_executor(args.executor, args.workers, args.address),
+                              fresh=args.fresh, progress=sys.stderr.isatty())
+    verb = "resumed" if outcome.resumed else "ran"
+    print(f"{verb} run {outcome.run_id}: {outcome.questions} question(s), {outcome.units_run} unit(s) replayed, "
+          f"{outcome.units_skipped} already stored, {outcome.failed_units} failed")
+    print(f"store: {outcome.store_path}")
+    from lsrep.store import RunStore
+    from lsrep.summary import print_summary
+
+    store = RunStore(outcome.store_path)
+    print_summary(store, outcome.run_id)
+    _print_retrieval(store, outcome.run_id)
+    if args.report:
+        from reports.build import write_reports
+
+        for fmt, path in write_reports(store, outcome.run_id, Path(args.report)).items():
+            print(f"{fmt} report: {path}")
+    return 0
+
+
+def _print_retrieval(store, run_id: str) -> None:
+    rows = store.rows(
+        "select o.condition, avg(g.turn_recall) as turn, avg(g.session_recall) as session, count(*) as n "
+        "from retrieval_gold g join observations o using (obs_id) where o.run_id = ? group by o.condition "
+        "order by o.condition", [run_id])
+    if not rows:
+        return
+    print("retrieval recall against gold labels (harness-only; never shown to systems):")
+    for r in rows:
+        turn = "n/a" if r["turn"] is None else f"{r['turn']:.2f}"
+        session = "n/a" if r["session"] is None else f"{r['session']:.2f}"
+        print(f"  {r['condition']:<20} turn {turn}  session {session}  (n={r['n']})")
