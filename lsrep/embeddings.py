@@ -9,6 +9,7 @@ vectors.
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
 
@@ -29,14 +30,17 @@ class HashingEmbedder:
         return out
 
     def _embed_one(self, text: str) -> np.ndarray:
-        vec = np.zeros(self.dim, dtype=np.float64)
         norm_text = " ".join(text.lower().split())
         if not norm_text:
-            return vec
+            return np.zeros(self.dim, dtype=np.float64)
         padded = f"  {norm_text}  "
-        for i in range(len(padded) - 2):
-            bucket, sign = _bucket(padded[i : i + 3], self.dim)
-            vec[bucket] += sign
+        counts = Counter(padded[i : i + 3] for i in range(len(padded) - 2))
+        buckets = np.empty(len(counts), dtype=np.int64)
+        weights = np.empty(len(counts), dtype=np.float64)
+        for k, (trigram, n) in enumerate(counts.items()):
+            bucket, sign = _bucket(trigram, self.dim)
+            buckets[k], weights[k] = bucket, sign * n
+        vec = np.bincount(buckets, weights=weights, minlength=self.dim)
         length = float(np.linalg.norm(vec))
         return vec / length if length > 0 else vec
 

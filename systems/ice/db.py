@@ -1,0 +1,43 @@
+"""SQLite files with named, ordered migrations (tracked in `PRAGMA user_version`)."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+
+Migration = tuple[str, str]
+"""(name, SQL script)."""
+
+
+def open_database(path: Path, migrations: Sequence[Migration]) -> sqlite3.Connection:
+    """Open (creating) a store file and apply the migrations it has not seen yet.
+
+    Rollback-journal mode keeps the whole state in the one file between calls, so a
+    directory copy is a faithful snapshot and the bytes are a stable digest.
+    """
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.row_factory = sqlite3.Row
+    conn.execute("PRAGMA journal_mode=DELETE")
+    # Replay state is rebuilt from the trajectory, never recovered after a crash: skip fsync.
+    conn.execute("PRAGMA synchronous=OFF")
+    done = conn.execute("PRAGMA user_version").fetchone()[0]
+    for number, (_name, script) in enumerate(migrations, start=1):
+        if number <= done:
+            continue
+        conn.executescript(f"BEGIN;\n{script}\nPRAGMA user_version={number};\nCOMMIT;")
+    return conn
+
+
+class Transaction:
+    """`with Transaction(conn):` -- BEGIN, then COMMIT or ROLLBACK."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def __enter__(self) -> sqlite3.Connection:
+        self.conn.execute("BEGIN")
+        return self.conn
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        self.conn.execute("ROLLBACK" if exc_type else "COMMIT")

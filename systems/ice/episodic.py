@@ -1,0 +1,225 @@
+"""The episodic store: one row per turn, with an FTS5 index, a vector and a strength."""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+import numpy as np
+
+from .db import Transaction, open_database
+from .embedding import from_blob, to_blob
+from .text import estimate_tokens, fts_query
+
+MIGRATIONS = [
+    ("m001_turns", """
+    CREATE TABLE turns (
+        rowid INTEGER PRIMARY KEY,
+        turn_id TEXT NOT NULL UNIQUE,
+        conv_id TEXT NOT NULL,
+        sess_id TEXT NOT NULL,
+        idx INTEGER NOT NULL,
+        ts TEXT NOT NULL,
+        role TEXT NOT NULL,
+        speaker TEXT,
+        content TEXT NOT NULL,
+        tokens INTEGER NOT NULL,
+        topic TEXT NOT NULL,
+        strength REAL NOT NULL DEFAULT 1.0,
+        strength_at TEXT NOT NULL,
+        last_access TEXT,
+        extracted INTEGER NOT NULL DEFAULT 0,
+        vec BLOB NOT NULL
+    );
+    CREATE INDEX turns_conv ON turns(conv_id, idx);
+    CREATE VIRTUAL TABLE turns_fts USING fts5(content, tokenize='porter unicode61');
+    """),
+]
+
+
+@dataclass(frozen=True)
+class TurnRecord:
+    """A turn as ICE stores it."""
+
+    turn_id: str
+    conversation_id: str
+    session_id: str
+    index: int
+    timestamp: datetime
+    role: str
+    content: str
+    speaker: str | None = None
+
+
+@dataclass(frozen=True)
+class StoredTurn:
+    """A stored turn with its memory state."""
+
+    turn_id: str
+    conversation_id: str
+    session_id: str
+    index: int
+    timestamp: str
+    role: str
+    speaker: str | None
+    content: str
+    topic: str
+    strength: float
+
+    @property
+    def label(self) -> str:
+        return self.speaker or self.role
+
+    def render(self) -> str:
+        """The turn as a context line: `[date speaker] content`."""
+        return f"[{self.timestamp[:10]} {self.label}] {self.content}"
+
+    @property
+    def tokens(self) -> int:
+        return estimate_tokens(self.render())
+
+
+def _stored(row: sqlite3.Row) -> StoredTurn:
+    return StoredTurn(
+        turn_id=row["turn_id"], conversation_id=row["conv_id"], session_id=row["sess_id"],
+        index=row["idx"], timestamp=row["ts"], role=row["role"], speaker=row["speaker"],
+        content=row["content"], topic=row["topic"], strength=row["strength"],
+    )
+
+
+class EpisodicStore:
+    """Turns in `episodic.sqlite`; vectors cached in memory after the first search."""
+
+    def __init__(self, path: Path) -> None:
+        self.conn = open_database(path, MIGRATIONS)
+        self._ids: list[str] | None = None
+        self._matrix: np.ndarray | None = None
+
+    def close(self) -> None:
+        self.conn.close()
+
+    # -- writes ------------------------------------------------------------------------------
+    def add(self, turn: TurnRecord, vec: np.ndarray, topic: str) -> bool:
+        """Store a turn; False if its id is already stored (turns are append-only)."""
+        if self.get(turn.turn_id) is not None:
+            return False
+        ts = turn.timestamp.isoformat()
+        with Transaction(self.conn) as c:
+            cur = c.execute(
+                "INSERT INTO turns (turn_id, conv_id, sess_id, idx, ts, role, speaker, content,"
+                " tokens, topic, strength_at, vec) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                (turn.turn_id, turn.conversation_id, turn.session_id, turn.index, ts, turn.role,
+                 turn.speaker, turn.content, estimate_tokens(turn.content), topic, ts,
+                 to_blob(vec)),
+            )
+            c.execute("INSERT INTO turns_fts (rowid, content) VALUES (?, ?)",
+                      (cur.lastrowid, turn.content))
+        if self._ids is not None and self._matrix is not None:
+            row = np.asarray(vec, dtype=np.float32)[None, :]
+            self._ids.append(turn.turn_id)
+            self._matrix = row if self._matrix.size == 0 else np.vstack([self._matrix, row])
+        return True
+
+    def mark_extracted(self, turn_id: str) -> None:
+        self.conn.execute("UPDATE turns SET extracted = 1 WHERE turn_id = ?", (turn_id,))
+
+    def reinforce(self, turn_ids: list[str], now: datetime) -> list[str]:
+        """Access restores decay: strength 1.0, last access now. Returns the ids touched."""
+        stamp = now.isoformat()
+        with Transaction(self.conn) as c:
+            for tid in turn_ids:
+                c.execute("UPDATE turns SET strength = 1.0, strength_at = ?, last_access = ?"
+                          " WHERE turn_id = ?", (stamp, stamp, tid))
+        return list(turn_ids)
+
+    # -- reads -------------------------------------------------------------------------------
+    def get(self, turn_id: str) -> StoredTurn | None:
+        row = self.conn.execute("SELECT * FROM turns WHERE turn_id = ?", (turn_id,)).fetchone()
+        return _stored(row) if row else None
+
+    def get_many(self, turn_ids: list[str]) -> dict[str, StoredTurn]:
+        return {t: s for t in turn_ids if (s := self.get(t)) is not None}
+
+    def count(self, conversation_id: str | None = None) -> int:
+        if conversation_id is None:
+            return self.conn.execute("SELECT COUNT(*) FROM turns").fetchone()[0]
+        return self.conn.execute(
+            "SELECT COUNT(*) FROM turns WHERE conv_id = ?", (conversation_id,)).fetchone()[0]
+
+    def tokens(self, conversation_id: str | None = None) -> int:
+        """Estimated tokens of the stored turns (of one conversation, or all)."""
+        if conversation_id is None:
+            row = self.conn.execute("SELECT COALESCE(SUM(tokens), 0) FROM turns").fetchone()
+        else:
+            row = self.conn.execute("SELECT COALESCE(SUM(tokens), 0) FROM turns WHERE conv_id = ?",
+                                    (conversation_id,)).fetchone()
+        return int(row[0])
+
+    def recent(self, conversation_id: str, n: int) -> list[StoredTurn]:
+        """The conversation's last n turns, oldest first."""
+        rows = self.conn.execute(
+            "SELECT * FROM turns WHERE conv_id = ? ORDER BY idx DESC, rowid DESC LIMIT ?",
+            (conversation_id, n)).fetchall()
+        return [_stored(r) for r in reversed(rows)]
+
+    def conversation(self, conversation_id: str) -> list[StoredTurn]:
+        rows = self.conn.execute("SELECT * FROM turns WHERE conv_id = ? ORDER BY idx, rowid",
+                                 (conversation_id,)).fetchall()
+        return [_stored(r) for r in rows]
+
+    def conversations(self) -> list[str]:
+        rows = self.conn.execute("SELECT conv_id FROM turns GROUP BY conv_id ORDER BY MIN(rowid)")
+        return [r[0] for r in rows]
+
+    def pending_extraction(self) -> list[StoredTurn]:
+        rows = self.conn.execute("SELECT * FROM turns WHERE extracted = 0 ORDER BY rowid")
+        return [_stored(r) for r in rows.fetchall()]
+
+    def all_turns(self) -> list[StoredTurn]:
+        return [_stored(r) for r in self.conn.execute("SELECT * FROM turns ORDER BY rowid")]
+
+    # -- search ------------------------------------------------------------------------------
+    def vector_search(self, qvec: np.ndarray, k: int, topic: str | None = None) -> list[str]:
+        """Turn ids by cosine with the query, best first (stable ties: storage order)."""
+        ids, matrix = self._vectors()
+        if not ids:
+            return []
+        sims = matrix @ np.asarray(qvec, dtype=np.float32)
+        order = np.argsort(-sims, kind="stable")
+        if topic is None:
+            return [ids[i] for i in order[:k]]
+        allowed = {r[0] for r in self.conn.execute(
+            "SELECT turn_id FROM turns WHERE topic = ?", (topic,))}
+        return [ids[i] for i in order if ids[i] in allowed][:k]
+
+    def lexical_search(self, query: str, k: int, topic: str | None = None) -> list[str]:
+        """Turn ids by FTS5 rank (bm25) over the content words of the query, best first."""
+        match = fts_query(query)
+        if match is None:
+            return []
+        sql = ("SELECT t.turn_id FROM turns_fts f JOIN turns t ON t.rowid = f.rowid"
+               " WHERE turns_fts MATCH ?" + (" AND t.topic = ?" if topic else "")
+               + " ORDER BY bm25(turns_fts), t.rowid LIMIT ?")
+        args = (match, topic, k) if topic else (match, k)
+        return [r[0] for r in self.conn.execute(sql, args)]
+
+    def _vectors(self) -> tuple[list[str], np.ndarray]:
+        if self._ids is None or self._matrix is None:
+            rows = self.conn.execute("SELECT turn_id, vec FROM turns ORDER BY rowid").fetchall()
+            self._ids = [r[0] for r in rows]
+            self._matrix = (np.vstack([from_blob(r[1]) for r in rows]) if rows
+                            else np.zeros((0, 0), dtype=np.float32))
+        return self._ids, self._matrix
+
+    # -- decay -------------------------------------------------------------------------------
+    def strengths(self) -> list[tuple[str, float, str]]:
+        return [(r[0], r[1], r[2]) for r in
+                self.conn.execute("SELECT turn_id, strength, strength_at FROM turns ORDER BY rowid")]
+
+    def set_strengths(self, updates: list[tuple[str, float]], now: datetime) -> None:
+        stamp = now.isoformat()
+        with Transaction(self.conn) as c:
+            c.executemany("UPDATE turns SET strength = ?, strength_at = ? WHERE turn_id = ?",
+                          [(s, stamp, tid) for tid, s in updates])

@@ -1,0 +1,107 @@
+"""Overlays: batch summaries written by the consolidation worker, and memory slots."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+import numpy as np
+
+from .db import open_database
+from .embedding import from_blob, to_blob
+
+SUMMARY_MIGRATIONS = [
+    ("m001_summaries", """
+    CREATE TABLE summaries (
+        rowid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, conv_id TEXT NOT NULL,
+        first_idx INTEGER NOT NULL, last_idx INTEGER NOT NULL, first_ts TEXT NOT NULL,
+        last_ts TEXT NOT NULL, text TEXT NOT NULL, source_turns TEXT NOT NULL,
+        created_at TEXT NOT NULL, vec BLOB NOT NULL
+    );
+    """),
+]
+SLOT_MIGRATIONS = [
+    ("m001_slots", "CREATE TABLE slots (key TEXT PRIMARY KEY, value TEXT NOT NULL,"
+                   " updated TEXT NOT NULL);"),
+]
+
+
+@dataclass(frozen=True)
+class Summary:
+    id: str
+    conversation_id: str
+    first_ts: str
+    last_ts: str
+    text: str
+    source_turns: tuple[str, ...]
+
+    def render(self) -> str:
+        return f"Summary ({self.first_ts[:10]} to {self.last_ts[:10]}): {self.text}"
+
+
+class SummaryStore:
+    """Batch summaries in `summaries.sqlite`."""
+
+    def __init__(self, path: Path) -> None:
+        self.conn = open_database(path, SUMMARY_MIGRATIONS)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def covered_turns(self, conversation_id: str) -> int:
+        """How many of the conversation's turns (in order) are already summarised."""
+        rows = self.conn.execute("SELECT source_turns FROM summaries WHERE conv_id = ?",
+                                 (conversation_id,)).fetchall()
+        return sum(len(json.loads(r[0])) for r in rows)
+
+    def add(self, conversation_id: str, first_idx: int, last_idx: int, first_ts: str,
+            last_ts: str, text: str, source_turns: list[str], vec: np.ndarray,
+            now: datetime) -> str:
+        n = self.conn.execute("SELECT COUNT(*) FROM summaries").fetchone()[0] + 1
+        sid = f"summary-{n:05d}"
+        self.conn.execute(
+            "INSERT INTO summaries (id, conv_id, first_idx, last_idx, first_ts, last_ts, text,"
+            " source_turns, created_at, vec) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            (sid, conversation_id, first_idx, last_idx, first_ts, last_ts, text,
+             json.dumps(source_turns), now.isoformat(), to_blob(vec)))
+        return sid
+
+    def count(self) -> int:
+        return self.conn.execute("SELECT COUNT(*) FROM summaries").fetchone()[0]
+
+    def get(self, sid: str) -> Summary | None:
+        row = self.conn.execute("SELECT * FROM summaries WHERE id = ?", (sid,)).fetchone()
+        if row is None:
+            return None
+        return Summary(row["id"], row["conv_id"], row["first_ts"], row["last_ts"], row["text"],
+                       tuple(json.loads(row["source_turns"])))
+
+    def search(self, qvec: np.ndarray, k: int) -> list[str]:
+        rows = self.conn.execute("SELECT id, vec FROM summaries ORDER BY rowid").fetchall()
+        if not rows:
+            return []
+        sims = np.vstack([from_blob(r[1]) for r in rows]) @ np.asarray(qvec, dtype=np.float32)
+        return [rows[i][0] for i in np.argsort(-sims, kind="stable")[:k]]
+
+
+class SlotStore:
+    """User-controlled key/value notes in `slots.sqlite`; always placed in the prompt."""
+
+    def __init__(self, path: Path) -> None:
+        self.conn = open_database(path, SLOT_MIGRATIONS)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def set(self, key: str, value: str, now: datetime) -> None:
+        self.conn.execute("INSERT INTO slots VALUES (?, ?, ?) ON CONFLICT(key) DO UPDATE"
+                          " SET value = excluded.value, updated = excluded.updated",
+                          (key, value, now.isoformat()))
+
+    def delete(self, key: str) -> None:
+        self.conn.execute("DELETE FROM slots WHERE key = ?", (key,))
+
+    def items(self) -> list[tuple[str, str]]:
+        return [(r[0], r[1]) for r in self.conn.execute("SELECT key, value FROM slots ORDER BY key")]

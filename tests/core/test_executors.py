@@ -1,0 +1,81 @@
+"""Executors give identical results; a crashed worker becomes a failed unit, not a dead campaign."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from lsrep.executors import InProcessExecutor, ProcessPoolExecutor
+from lsrep.exporting import export_rows
+from lsrep.runner import run_campaign
+from lsrep.store import RunStore
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _comparable(out) -> str:
+    rows = export_rows(RunStore(out.store_path), out.run_id)
+    for row in rows:
+        row.pop("obs_id"), row.pop("run_id")
+    return json.dumps(rows, sort_keys=True)
+
+
+def _events(out) -> str:
+    rows = RunStore(out.store_path).rows(
+        "select unit_id, seq, step, checkpoint, probe_id, mechanism, stage, count, ids, source_turn_ids "
+        "from events where run_id = ? order by unit_id, seq", [out.run_id])
+    return json.dumps(rows, sort_keys=True)
+
+
+@pytest.fixture
+def three_reps(example: Path) -> Path:
+    example.write_text(example.read_text().replace("repetitions = 1", "repetitions = 2"))
+    return example
+
+
+def test_process_pool_matches_in_process(three_reps, monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", str(REPO))
+    serial = run_campaign(three_reps, executor=InProcessExecutor(), fresh=True)
+    pooled = run_campaign(three_reps, executor=ProcessPoolExecutor(2), fresh=True)
+    assert _comparable(serial) == _comparable(pooled)
+    assert _events(serial) == _events(pooled)
+
+
+def test_worker_crash_becomes_failed_unit(example, monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", str(REPO))
+    example.write_text(example.read_text().replace("[answerer]", '''[[conditions]]
+name = "crashes"
+system = "tests.core.adapters_for_tests:HardCrashAdapter"
+
+[answerer]'''))
+    out = run_campaign(example, executor=ProcessPoolExecutor(2))
+    assert out.failed_units == 1
+    store = RunStore(out.store_path)
+    units = {r["condition"]: r for r in store.rows("select * from units where run_id = ?", [out.run_id])}
+    assert units["crashes"]["status"] == "failed" and "worker crashed" in units["crashes"]["error"]
+    assert all(units[c]["status"] == "finished" for c in ("null", "full-context", "vector-rag"))
+    errors = store.rows("select count(*) as n from observations where run_id = ? and condition = 'crashes' "
+                        "and status = 'error'", [out.run_id])[0]["n"]
+    assert errors == 63
+    # Resuming does not retry a unit that already failed: its failure is the recorded result.
+    again = run_campaign(example, executor=ProcessPoolExecutor(2))
+    assert again.resumed is False  # the run finished; a new invocation starts a new run
+
+
+def test_ray_matches_in_process(three_reps, monkeypatch):
+    pytest.importorskip("ray")
+    from lsrep.ray_executor import RayExecutor
+
+    monkeypatch.setenv("PYTHONPATH", str(REPO))
+    os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
+    serial = run_campaign(three_reps, executor=InProcessExecutor(), fresh=True)
+    executor = RayExecutor(workers=2)
+    try:
+        distributed = run_campaign(three_reps, executor=executor, fresh=True)
+    finally:
+        executor.shutdown()
+    assert _comparable(serial) == _comparable(distributed)
+    assert _events(serial) == _events(distributed)
