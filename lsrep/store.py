@@ -139,6 +139,31 @@ def m003_retrieval_gold(db: sqlite_utils.Database) -> None:
     )
 
 
+@migration
+def m004_human_ratings(db: sqlite_utils.Database) -> None:
+    db["rating_packets"].create(
+        {
+            "packet_id": str, "run_id": str, "kind": str, "created_at": str, "seed": int, "sample_size": int,
+            "items": int, "key": str,
+        },
+        pk="packet_id",
+    )
+    db["ratings"].create(
+        {
+            "packet_id": str, "item_id": str, "rater": str, "run_id": str, "obs_id": str, "label": str,
+            "rubric": int, "note": str, "imported_at": str,
+        },
+        pk=("packet_id", "item_id", "rater"),
+    )
+    db["adjudications"].create(
+        {
+            "obs_id": str, "run_id": str, "packet_id": str, "item_id": str, "label": str, "rubric": int,
+            "source": str, "adjudicator": str, "imported_at": str,
+        },
+        pk="obs_id",
+    )
+
+
 class RunStore:
     """A run store file; opening it applies any migration it lacks."""
 

@@ -145,6 +145,9 @@ class CampaignSpec(Spec):
     embedder: EmbedderSpec = EmbedderSpec()
     compare: tuple[tuple[str, str], ...] = ()
     """Declared paired comparisons (condition A, condition B); default: all pairs."""
+    judge_of_record: str = "deterministic"
+    """Judge whose labels the headline numbers use; `human` = adjudicated human labels where they
+    exist (sampled observations), the deterministic judge elsewhere."""
 
     @model_validator(mode="after")
     def _unique_names(self) -> CampaignSpec:
