@@ -58,9 +58,26 @@ def load_inputs(campaign: LoadedCampaign) -> dict[str, tuple[Trajectory, ProbeSe
         if t.locomo is not None:
             data[t.id] = _locomo_inputs(t.locomo, t.conversation or t.id, t.id)
             continue
+        if t.generate is not None:
+            data[t.id] = _generated_inputs(campaign.path, t.id, t.generate)
+            continue
         trajectory = load_trajectory(t.trajectory, trajectory_id=t.id)
         data[t.id] = (trajectory, load_probes(t.probes, trajectory))
     return data
+
+
+def _generated_inputs(path: Path, trajectory_id: str, settings: dict[str, Any]) -> tuple[Trajectory, ProbeSet]:
+    from pydantic import ValidationError
+
+    from lsrep.errors import InputError, pydantic_reason
+    from probes.generator import GeneratorSpec, generate_trajectory
+
+    try:
+        spec = GeneratorSpec.model_validate({**settings, "trajectory_id": trajectory_id})
+    except ValidationError as exc:
+        raise InputError(path, f"trajectory {trajectory_id!r}: bad generate settings: {pydantic_reason(exc)}") from None
+    made = generate_trajectory(spec)
+    return Trajectory(trajectory_id=trajectory_id, turns=made.turns), ProbeSet(probes=made.probes)
 
 
 def _locomo_inputs(path: Path, sample_id: str, trajectory_id: str) -> tuple[Trajectory, ProbeSet]:

@@ -28,10 +28,14 @@ def summary_rows(store: RunStore, run_id: str, judge: str = "deterministic") -> 
             **{o: outcomes.get(o, 0) for o in OUTCOMES},
             "mean_fragments": sum(r["n_fragments"] for r in ok) / len(ok) if ok else 0.0,
             "mean_context_tokens": sum(r["context_tokens"] for r in ok) / len(ok) if ok else 0.0,
-            "mean_prompt_tokens": sum(r["prompt_tokens"] or 0 for r in ok) / len(ok) if ok else 0.0,
+            "mean_prompt_tokens": _mean([r["prompt_tokens"] for r in obs if r["prompt_tokens"] is not None]),
             "proven_leaks": sum(1 for r in obs if r["proven_leak"]),
         })
     return out
+
+
+def _mean(values: list) -> float:
+    return sum(values) / len(values) if values else 0.0
 
 
 def print_summary(store: RunStore, run_id: str) -> None:
@@ -43,12 +47,13 @@ def print_summary(store: RunStore, run_id: str) -> None:
     print(f"answerer: {answerer['name']} v{answerer['version']}{label}; judge: deterministic v1 "
           f"(exact/alias match, token-F1, outcome label); embedder: {manifest['embedder']}")
     header = (f"{'condition':<22}{'n':>5}{'acc':>7}{'correct':>9}{'stale':>7}{'future':>8}{'abstain':>9}"
-              f"{'wrong':>7}{'error':>7}{'frags':>7}{'ctx tok':>9}{'leaks':>7}")
+              f"{'wrong':>7}{'error':>7}{'frags':>7}{'ctx tok':>9}{'prompt':>8}{'leaks':>7}")
     print(header)
     print("-" * len(header))
     for r in summary_rows(store, run_id):
         print(f"{r['condition']:<22}{r['n']:>5}{r['accuracy']:>7.2f}{r['correct']:>9}{r['stale']:>7}"
               f"{r['future']:>8}{r['abstained']:>9}{r['wrong']:>7}{r['error']:>7}{r['mean_fragments']:>7.1f}"
-              f"{r['mean_context_tokens']:>9.0f}{r['proven_leaks']:>7}")
-    print("acc = share credited correct (correct, or abstained where abstention was expected); "
-          "leaks = observations whose context held a turn from after the checkpoint.")
+              f"{r['mean_context_tokens']:>9.0f}{r['mean_prompt_tokens']:>8.0f}{r['proven_leaks']:>7}")
+    print("acc = share credited correct (correct, or abstained where abstention was expected); frags and "
+          "ctx tok = mean per answered observation; prompt = mean answer-prompt tokens wherever measured "
+          "(failures included); leaks = observations whose context held a turn from after the checkpoint.")

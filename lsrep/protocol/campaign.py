@@ -29,14 +29,19 @@ class TrajectorySpec(Spec):
     """A LoCoMo file (locomo10.json schema), converted in memory instead of native files."""
     conversation: str | None = None
     """With `locomo`: the sample id to replay (default: the trajectory id)."""
+    generate: dict[str, Any] | None = None
+    """Generator settings (`probes.generator.GeneratorSpec` fields): a seeded synthetic trajectory."""
 
     @model_validator(mode="after")
     def _one_source(self) -> TrajectorySpec:
         native = self.trajectory is not None or self.probes is not None
-        if native and self.locomo is not None:
-            raise ValueError(f"trajectory {self.id!r}: give either trajectory+probes or locomo, not both")
-        if self.locomo is None and (self.trajectory is None or self.probes is None):
-            raise ValueError(f"trajectory {self.id!r}: needs both trajectory and probes (or locomo)")
+        sources = int(native) + int(self.locomo is not None) + int(self.generate is not None)
+        if sources != 1:
+            raise ValueError(
+                f"trajectory {self.id!r}: give exactly one source: trajectory+probes, locomo, or generate"
+            )
+        if native and (self.trajectory is None or self.probes is None):
+            raise ValueError(f"trajectory {self.id!r}: needs both trajectory and probes")
         return self
 
 
@@ -218,6 +223,9 @@ def load_campaign(path: Path | str) -> LoadedCampaign:
 
     trajectories = []
     for t in spec.trajectories:
+        if t.generate is not None:
+            trajectories.append(t)
+            continue
         if t.locomo is not None:
             source = resolve(t.locomo)
             if not source.exists():
