@@ -276,19 +276,20 @@ class _Replay:
     def _record_fragments(self, row: dict[str, Any], fragments: list[Fragment], step: CheckpointStep) -> None:
         sources: set[str] = set()
         tokens = 0
+        index, prefix_len, obs_id = self.index, step.prefix_len, row["obs_id"]
         for rank, frag in enumerate(fragments):
-            positions = [self.index.get(t) for t in frag.source_turn_ids]
-            unknown = any(p is None for p in positions)
-            leak = any(p is not None and p >= step.prefix_len for p in positions)
+            ids = frag.source_turn_ids
+            positions = [index.get(t) for t in ids]
+            unknown = None in positions
+            leak = any(p is not None and p >= prefix_len for p in positions)
             n = estimate_tokens(frag.text)
             tokens += n
-            sources.update(frag.source_turn_ids)
-            row["proven_leak"] += int(leak)
-            row["unattributed"] += int(not frag.source_turn_ids)
+            sources.update(ids)
+            row["proven_leak"] += leak
+            row["unattributed"] += not ids
             self.fragments.append({
-                "obs_id": row["obs_id"], "rank": rank, "text": frag.text,
-                "source_turn_ids": json.dumps(list(frag.source_turn_ids)), "tokens": n,
-                "mechanisms": json.dumps(list(frag.mechanisms)), "kind": frag.kind, "score": frag.score,
+                "obs_id": obs_id, "rank": rank, "text": frag.text, "source_turn_ids": _json_list(ids),
+                "tokens": n, "mechanisms": _json_list(frag.mechanisms), "kind": frag.kind, "score": frag.score,
                 "leak": int(leak), "unknown_source": int(unknown),
             })
         row["n_fragments"], row["context_tokens"] = len(fragments), tokens
@@ -339,6 +340,10 @@ class _Replay:
             "events": self.log.events, "maintenance": self.maintenance, "failures": self.log.failures,
             "judgements": self.judgements, "llm_calls": self.llm_calls,
         })
+
+
+def _json_list(items: tuple[str, ...]) -> str:
+    return json.dumps(list(items)) if items else "[]"
 
 
 def judge_case(row: dict[str, Any], probe: Probe, expected) -> JudgeCase:

@@ -269,10 +269,22 @@ class RunStore:
                     self.db.execute(f"delete from {table} where obs_id = ?", [oid])
             self.db.execute("delete from observations where run_id = ? and unit_id = ?", [run_id, unit_id])
             for table, rows in tables.items():
-                rows = list(rows)
-                if rows:
-                    self.db[table].insert_all(rows, batch_size=500)
+                self._insert_rows(table, rows)
             self.db["units"].upsert(unit, pk=("run_id", "unit_id"))
+
+    def _insert_rows(self, table: str, rows: Iterable[dict[str, Any]]) -> None:
+        # Plain executemany: rows are already flat (JSON fields pre-encoded), and a unit can
+        # hold hundreds of thousands of fragment rows.
+        rows = list(rows)
+        if not rows:
+            return
+        columns = {c.name for c in self.db[table].columns}
+        names = [c for c in rows[0] if c in columns]
+        unknown = set(rows[0]) - columns
+        if unknown:
+            raise ValueError(f"table {table!r} has no column(s) {sorted(unknown)}")
+        sql = f"insert into [{table}] ({', '.join(f'[{n}]' for n in names)}) values ({', '.join('?' * len(names))})"
+        self.db.conn.executemany(sql, [tuple(row.get(n) for n in names) for row in rows])
 
     # -- reads ---------------------------------------------------------------------------------
     def observations(self, run_id: str) -> list[dict[str, Any]]:

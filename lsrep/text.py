@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import string
+from functools import lru_cache
 
 _TOKEN = re.compile(r"[A-Za-z0-9]+")
 
@@ -25,9 +26,17 @@ def tokens(text: str) -> list[str]:
     return _TOKEN.findall(text.lower())
 
 
-def content_tokens(text: str) -> set[str]:
+def content_tokens(text: str) -> frozenset[str]:
     """Distinct tokens that are not stopwords."""
-    return {t for t in tokens(text) if t not in STOPWORDS}
+    if len(text) <= 2000:
+        return _content_tokens_cached(text)
+    return frozenset(t for t in tokens(text) if t not in STOPWORDS)
+
+
+@lru_cache(maxsize=65536)
+def _content_tokens_cached(text: str) -> frozenset[str]:
+    # Context lines recur across probes and checkpoints; tokenise each once.
+    return frozenset(t for t in tokens(text) if t not in STOPWORDS)
 
 
 def estimate_tokens(text: str) -> int:
