@@ -63,7 +63,8 @@ def cmd_systems(args) -> int:
                            for m in cls.mechanisms],
             "maintenance_operations": sorted(cls.maintenance_operations),
             "supports_snapshot": cls.supports_snapshot, "deterministic": cls.deterministic,
-            "answers": cls.answers, "options": list(cls.Options.model_fields),
+            "answers": cls.answers, "honours_budget": cls.honours_budget,
+            "options": list(cls.Options.model_fields),
         })
     if args.json:
         print(json.dumps(rows, indent=2))
@@ -72,7 +73,7 @@ def cmd_systems(args) -> int:
         if "error" in r:
             print(f"{r['name']:<14} UNAVAILABLE: {r['error']}")
             continue
-        caps = ", ".join(c for c, on in (("snapshot", r["supports_snapshot"]), ("answers", r["answers"]),
+        caps = ", ".join(c for c, on in (("snapshot", r["supports_snapshot"]), ("answers", r["answers"]), ("budget", r["honours_budget"]),
                                           ("deterministic", r["deterministic"])) if on)
         print(f"{r['name']:<14} {r['target']}  [{caps}]")
         if r["maintenance_operations"]:

@@ -199,6 +199,8 @@ class MemoryAdapter:
     """The system owns an answering stage (system mode)."""
     context_limit: ClassVar[int | None] = None
     """Largest context (tokens) the system returns, if it declares one."""
+    honours_budget: ClassVar[bool] = False
+    """The system keeps its returned context within `AdapterSetup.retrieval_budget` (checked by conformance)."""
 
     def __init__(self, setup: AdapterSetup) -> None:
         self.setup = setup

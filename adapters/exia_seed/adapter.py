@@ -164,6 +164,7 @@ class ExiaSeedAdapter(MemoryAdapter):
             self.provider.shutdown()
         shutil.rmtree(self.state_dir, ignore_errors=True)
         self.state_dir.mkdir(parents=True)
+        self._delivered: list[str] = []
         complete = self.setup.llm.complete if self.setup.llm is not None else None
         self.provider = ExiaSeedProvider(self.settings, complete=complete, on_event=self._relay)
         self.provider.initialize(conversation_id, hermes_home=self.state_dir, platform="lsrep",
@@ -175,6 +176,10 @@ class ExiaSeedAdapter(MemoryAdapter):
         self._pending, self._session = None, None
 
     def ingest(self, turn: ReplayTurn, *, now: datetime) -> None:
+        # Idempotent per turn id: a redelivered turn (a retried ingest) changes nothing.
+        if turn.turn_id in self._delivered:
+            return
+        self._delivered.append(turn.turn_id)
         if self._session is not None and turn.session_id != self._session:
             self.provider.on_session_switch(turn.session_id, parent_session_id=self._session, now=turn.timestamp)
         self._session = turn.session_id
@@ -306,7 +311,8 @@ class ExiaSeedAdapter(MemoryAdapter):
     def _runtime(self) -> dict[str, Any]:
         state, _ = self.provider.capture_runtime()
         pending = self._pending.model_dump(mode="json") if self._pending else None
-        return {"provider": state, "pending": pending, "session": self._session}
+        return {"provider": state, "pending": pending, "session": self._session,
+                "delivered": list(self._delivered)}
 
     def snapshot(self) -> Any:
         _, cache = self.provider.capture_runtime()
@@ -318,6 +324,7 @@ class ExiaSeedAdapter(MemoryAdapter):
         self.provider.restore_runtime(runtime["provider"], cache)
         self._pending = ReplayTurn.model_validate(runtime["pending"]) if runtime["pending"] else None
         self._session = runtime["session"]
+        self._delivered = list(runtime["delivered"])
 
     def state_digest(self) -> str:
         """Files under the state directory plus the provider's and host's in-process state."""

@@ -169,6 +169,7 @@ class IceAdapter(MemoryAdapter):
     supports_snapshot = True
     deterministic = True
     answers = False
+    honours_budget = True
 
     def __init__(self, setup: AdapterSetup) -> None:
         super().__init__(setup)

@@ -40,8 +40,13 @@ class FullContextMemory:
     context_limit: int | None = None
     lines: list[Line] = field(default_factory=list)
     _total: int = 0
+    _held: set[str] = field(default_factory=set)
 
     def add(self, turn_id: str, session_id: str, text: str) -> None:
+        """Append a turn; a turn id already held is not added again."""
+        if turn_id in self._held:
+            return
+        self._held.add(turn_id)
         line = Line(turn_id, session_id, text, estimate(text))
         self.lines.append(line)
         self._total += line.tokens
@@ -62,4 +67,5 @@ class FullContextMemory:
 
     def clear(self) -> None:
         self.lines.clear()
+        self._held.clear()
         self._total = 0

@@ -38,8 +38,13 @@ class VectorRagMemory:
     texts: list[str] = field(default_factory=list)
     _rows: list[np.ndarray] = field(default_factory=list)
     _matrix: np.ndarray | None = None
+    _held: set[str] = field(default_factory=set)
 
     def add(self, turn_id: str, text: str) -> None:
+        """Store a turn's vector; a turn id already held is not stored again."""
+        if turn_id in self._held:
+            return
+        self._held.add(turn_id)
         self.ids.append(turn_id)
         self.texts.append(text)
         self._rows.append(np.asarray(self.embedder.embed([text]), dtype=np.float64)[0])
@@ -60,6 +65,7 @@ class VectorRagMemory:
 
     def clear(self) -> None:
         self.ids.clear()
+        self._held.clear()
         self.texts.clear()
         self._rows.clear()
         self._matrix = None
@@ -69,5 +75,6 @@ class VectorRagMemory:
 
     def load(self, state: dict[str, Any]) -> None:
         self.ids, self.texts = list(state["ids"]), list(state["texts"])
+        self._held = set(self.ids)
         self._rows = [r.copy() for r in state["rows"]]
         self._matrix = None

@@ -1,0 +1,79 @@
+"""`lsrep adapters check`: run the conformance suite against one adapter and print the verdicts;
+`lsrep adapters checks`: what each check catches."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any
+
+from lsrep.errors import ConfigError
+
+
+def register(sub, command) -> None:
+    sp = sub.add_parser("adapters", help="adapter authoring: the conformance suite")
+    actions = sp.add_subparsers(dest="adapters_action", required=True)
+    cp = actions.add_parser("check", help="run the conformance suite against an adapter",
+                            description="Exit status: 0 when no check fails, 1 when one does, 2 on bad input.")
+    cp.add_argument("system", help="registered name (`lsrep systems list`) or module:Class "
+                                   "(importable from the current directory)")
+    cp.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                    help="adapter option (repeatable); VALUE is parsed as JSON when it can be, "
+                         "a dotted KEY sets a nested field")
+    cp.add_argument("--check", action="append", default=None, metavar="NAME",
+                    help="run only this check (repeatable); default: all")
+    cp.add_argument("--json", action="store_true", help="print the report as JSON")
+    actions.add_parser("checks", help="list the conformance checks and what each catches")
+    command("adapters")(cmd_adapters)
+
+
+def parse_options(pairs: list[str]) -> dict[str, Any]:
+    """`key=value` strings to an options dict; values are JSON where they parse, strings otherwise."""
+    options: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise ConfigError(f"--option {pair!r}: expected KEY=VALUE")
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError:
+            value = raw
+        *parents, leaf = key.split(".")
+        node = options
+        for part in parents:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise ConfigError(f"--option {pair!r}: {part!r} is already set to a value")
+        if leaf in node:
+            raise ConfigError(f"--option {pair!r}: {key!r} given twice")
+        node[leaf] = value
+    return options
+
+
+def cmd_adapters(args: argparse.Namespace) -> int:
+    from lsrep.conformance import CHECKS, run_conformance
+
+    if args.adapters_action == "checks":
+        width = max(len(name) for name in CHECKS) + 2
+        for c in CHECKS.values():
+            print(f"{c.name:<{width}}{c.catches}")
+        return 0
+    # As with `python -m`, a module:Class in the current directory resolves.
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    report = run_conformance(args.system, parse_options(args.option), checks=args.check)
+    if args.json:
+        print(json.dumps(report.model_dump(mode="json") | {"ok": report.ok}, indent=2))
+        return 0 if report.ok else 1
+    print(f"conformance of {report.system} ({report.adapter}), options {json.dumps(report.options, sort_keys=True)}")
+    width = max(len(name) for name in CHECKS) + 2
+    print(f"{'check':<{width}}{'result':<9}reason")
+    print(f"{'-' * (width - 2):<{width}}{'-' * 7:<9}{'-' * 6}")
+    for r in report.results:
+        print(f"{r.name:<{width}}{r.status:<9}{r.reason}")
+    counts = {s: sum(r.status == s for r in report.results) for s in ("passed", "failed", "skipped", "info")}
+    print(", ".join(f"{n} {s}" for s, n in counts.items()))
+    return 0 if report.ok else 1

@@ -1,0 +1,238 @@
+"""A correct reference adapter, and one adapter per conformance check that breaks exactly that contract.
+
+`ReferenceAdapter` is a dated transcript memory that passes every check. Each broken adapter
+changes one behaviour of it; `BROKEN` maps it to the one check that must catch it.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import random
+from datetime import datetime
+
+from pydantic import BaseModel, ConfigDict
+
+from lsrep.contract import Fragment, MechanismSpec, MemoryAdapter, QueryResult, ReplayTurn
+from lsrep.text import estimate_tokens
+
+RECALL, TRIM, CLOSE = "ref.recall", "ref.trim", "ref.session_close"
+
+
+class ReferenceAdapter(MemoryAdapter):
+    """Every turn as a dated line, returned in time order, newest kept within limit and budget."""
+
+    version = "1"
+    supports_snapshot = True
+    honours_budget = True
+    context_limit = 300
+    mechanisms = (
+        MechanismSpec(name=RECALL, description="remembered turns in time order", can_disable=False),
+        MechanismSpec(name=TRIM, description="drop the oldest turns beyond the limit or budget", can_disable=False),
+        MechanismSpec(name=CLOSE, description="record each closed session"),
+    )
+
+    def reset(self, *, conversation_id: str, now: datetime) -> None:
+        self.lines: list[tuple[str, str, str]] = []
+        self.closed: list[str] = []
+
+    def ingest(self, turn: ReplayTurn, *, now: datetime) -> None:
+        if any(tid == turn.turn_id for tid, _, _ in self.lines):
+            return  # a redelivered turn: the state already holds it
+        self.lines.append((turn.turn_id, turn.session_id, self.render(turn)))
+
+    def render(self, turn: ReplayTurn) -> str:
+        return f"[{turn.timestamp:%Y-%m-%d %H:%M}] {turn.role}: {turn.content}"
+
+    def end_session(self, session_id: str, *, now: datetime) -> None:
+        if not self.enabled(CLOSE):
+            self.emit(CLOSE, "skipped", reason="switched off")
+            return
+        self.emit(CLOSE, "eligible")
+        self.closed.append(session_id)
+        self.emit(CLOSE, "executed", count=1)
+
+    def ceiling(self) -> int | None:
+        limits = [n for n in (self.context_limit, self.setup.retrieval_budget) if n is not None]
+        return min(limits) if limits else None
+
+    def query(self, question: str, *, now: datetime) -> QueryResult:
+        self.emit(RECALL, "eligible" if self.lines else "ineligible")
+        kept, used, ceiling = [], 0, self.ceiling()
+        for tid, _, text in reversed(self.lines):
+            if ceiling is not None and used + estimate_tokens(text) > ceiling:
+                break
+            kept.append((tid, text))
+            used += estimate_tokens(text)
+        kept.reverse()
+        self.emit(RECALL, "executed", count=len(self.lines))
+        if len(kept) < len(self.lines):
+            self.emit(TRIM, "executed", count=len(self.lines) - len(kept))
+        fragments = [Fragment(text=text, source_turn_ids=(tid,), mechanisms=(RECALL,), kind="transcript")
+                     for tid, text in kept]
+        if fragments:
+            self.emit(RECALL, "output", count=len(fragments))
+            self.emit(RECALL, "selected", count=len(fragments))
+        return QueryResult(fragments=tuple(self.present(fragments)))
+
+    def present(self, fragments: list[Fragment]) -> list[Fragment]:
+        return fragments
+
+    def snapshot(self) -> tuple[list, list]:
+        return copy.deepcopy((self.lines, self.closed))
+
+    def restore(self, snapshot: tuple[list, list]) -> None:
+        self.lines, self.closed = copy.deepcopy(snapshot)
+
+    def state_digest(self) -> str:
+        return hashlib.sha256(json.dumps([self.lines, self.closed]).encode()).hexdigest()
+
+
+class LaxOptions(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class LaxOptionsAdapter(ReferenceAdapter):
+    """Options that accept any key: a misspelt option is silently ignored."""
+
+    Options = LaxOptions
+
+
+class RenamedNowAdapter(ReferenceAdapter):
+    """Its `maintain` takes the time under another name, so the harness's `now=` call would fail."""
+
+    def maintain(self, operation: str, *, at: datetime) -> None:  # type: ignore[override]
+        raise NotImplementedError
+
+
+class SilentAnswererAdapter(ReferenceAdapter):
+    """Declares an answering stage but returns no answer."""
+
+    answers = True
+
+
+class NoResetAdapter(ReferenceAdapter):
+    """Reset keeps the previous history."""
+
+    def reset(self, *, conversation_id: str, now: datetime) -> None:
+        if not hasattr(self, "lines"):
+            super().reset(conversation_id=conversation_id, now=now)
+
+
+class DropsTimestampsAdapter(ReferenceAdapter):
+    """Stores the words without the date they were said."""
+
+    def render(self, turn: ReplayTurn) -> str:
+        return f"{turn.role}: {turn.content}"
+
+
+class ReversedOrderAdapter(ReferenceAdapter):
+    """Presents the unranked transcript newest first."""
+
+    def present(self, fragments: list[Fragment]) -> list[Fragment]:
+        return fragments[::-1]
+
+
+class DuplicatesOnRetryAdapter(ReferenceAdapter):
+    """Stores a redelivered turn a second time."""
+
+    def ingest(self, turn: ReplayTurn, *, now: datetime) -> None:
+        self.lines.append((turn.turn_id, turn.session_id, self.render(turn)))
+
+
+class SharedSnapshotAdapter(ReferenceAdapter):
+    """The snapshot is the live state, so later ingests change it too."""
+
+    def snapshot(self) -> tuple[list, list]:
+        return (self.lines, self.closed)
+
+    def restore(self, snapshot: tuple[list, list]) -> None:
+        self.lines, self.closed = snapshot
+
+
+class LeakyIsolationAdapter(ReferenceAdapter):
+    """Queries append to a recall log the snapshot does not cover."""
+
+    def reset(self, *, conversation_id: str, now: datetime) -> None:
+        super().reset(conversation_id=conversation_id, now=now)
+        self.recalls: list[str] = []
+
+    def query(self, question: str, *, now: datetime) -> QueryResult:
+        self.recalls.append(question)
+        return super().query(question, now=now)
+
+    def state_digest(self) -> str:
+        return hashlib.sha256(json.dumps([self.lines, self.closed, self.recalls]).encode()).hexdigest()
+
+
+class GhostCitationAdapter(ReferenceAdapter):
+    """Its newest fragment also cites a turn that was never ingested."""
+
+    def present(self, fragments: list[Fragment]) -> list[Fragment]:
+        if not fragments:
+            return fragments
+        last = fragments[-1]
+        ghost = last.model_copy(update={"source_turn_ids": (*last.source_turn_ids, f"ghost-{last.source_turn_ids[0]}")})
+        return [*fragments[:-1], ghost]
+
+
+class UndeclaredEventsAdapter(ReferenceAdapter):
+    """Emits events for a mechanism it never declared."""
+
+    def query(self, question: str, *, now: datetime) -> QueryResult:
+        self.emit("ref.hidden_rerank", "executed")
+        return super().query(question, now=now)
+
+
+class IgnoresDisableAdapter(ReferenceAdapter):
+    """Closes sessions even when that mechanism is switched off."""
+
+    def end_session(self, session_id: str, *, now: datetime) -> None:
+        self.emit(CLOSE, "executed", count=1)
+        self.closed.append(session_id)
+
+
+class NondeterministicAdapter(ReferenceAdapter):
+    """Declared deterministic, but scores fragments with noise seeded by the OS instead of setup.seed."""
+
+    def __init__(self, setup) -> None:
+        super().__init__(setup)
+        self.noise = random.SystemRandom().random()
+
+    def present(self, fragments: list[Fragment]) -> list[Fragment]:
+        return [f.model_copy(update={"score": self.noise}) for f in fragments]
+
+
+class OverContextLimitAdapter(ReferenceAdapter):
+    """Declares a context limit it does not enforce (it honours only the budget)."""
+
+    def ceiling(self) -> int | None:
+        return self.setup.retrieval_budget
+
+
+class IgnoresBudgetAdapter(ReferenceAdapter):
+    """Claims to honour the campaign's retrieval budget but keeps only its own limit."""
+
+    def ceiling(self) -> int | None:
+        return self.context_limit
+
+
+BROKEN: dict[type[MemoryAdapter], str] = {
+    LaxOptionsAdapter: "options_model",
+    RenamedNowAdapter: "call_signatures",
+    SilentAnswererAdapter: "replay_runs",
+    NoResetAdapter: "reset_empties_state",
+    DropsTimestampsAdapter: "timestamps_reach_system",
+    ReversedOrderAdapter: "ingest_order",
+    DuplicatesOnRetryAdapter: "retry_no_duplicate",
+    SharedSnapshotAdapter: "snapshot_roundtrip",
+    LeakyIsolationAdapter: "isolated_probe",
+    GhostCitationAdapter: "citations_ingested",
+    UndeclaredEventsAdapter: "mechanism_events",
+    IgnoresDisableAdapter: "disabled_mechanisms",
+    NondeterministicAdapter: "determinism",
+    OverContextLimitAdapter: "context_limit",
+    IgnoresBudgetAdapter: "retrieval_budget",
+}
+"""Each broken adapter and the one check that must fail for it."""
