@@ -16,8 +16,6 @@ from lsrep.registry import ADAPTERS, load_adapter_class
 REGISTERED = ADAPTERS.entries()
 
 KNOWN_FAILURES: dict[tuple[str, str], str] = {
-    ("thalia", "retry_no_duplicate"):
-        "adapters/thalia lets THALIA's DuplicateEpisodeError escape on a redelivered turn instead of a no-op",
 }
 
 _reports: dict[str, ConformanceReport | LsrepError] = {}
