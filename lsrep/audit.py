@@ -122,9 +122,28 @@ class IntegrityCounts:
 
 @dataclass(frozen=True)
 class FidelityAudit:
+    """The whole audit of a run."""
+
     mechanisms: tuple[MechanismAudit, ...]
     integrity: tuple[IntegrityCounts, ...]
+    """Per condition, in condition-name order."""
     alpha: float
+    """Level of the McNemar test behind `contributing`."""
+
+    @property
+    def total(self) -> IntegrityCounts:
+        """The integrity counts summed over conditions."""
+        known = [i.unknown_source_fragments for i in self.integrity]
+        return IntegrityCounts(
+            condition="(all)", observations=sum(i.observations for i in self.integrity),
+            fragments=sum(i.fragments for i in self.integrity),
+            unattributed_fragments=sum(i.unattributed_fragments for i in self.integrity),
+            unknown_source_fragments=None if any(k is None for k in known) else sum(known),  # type: ignore[arg-type]
+            leak_observations=sum(i.leak_observations for i in self.integrity),
+            leaked_fragments=sum(i.leaked_fragments for i in self.integrity),
+            truncated_prompts=sum(i.truncated_prompts for i in self.integrity),
+            budget_exceeded=sum(i.budget_exceeded for i in self.integrity),
+        )
 
 
 # -- classification ----------------------------------------------------------------------------
@@ -286,3 +305,22 @@ def integrity_counts(
         )
         for cond, c in sorted(acc.items())
     )
+
+
+def audit_run(
+    events: Iterable[Mapping[str, Any]],
+    conditions: Mapping[str, Mapping[str, Any]],
+    observations: Sequence[Mapping[str, Any]],
+    *,
+    unknown_sources: Mapping[str, int] | None = None,
+    rng: np.random.Generator | None = None,
+    alpha: float = 0.05,
+    boot: int = stats.DEFAULT_B,
+) -> FidelityAudit:
+    """Mechanism classification (with ablation effects) and integrity counts of one run.
+
+    `observations` are observation rows carrying their credit (`correct`, None when
+    unjudged), `answer` and optionally `context`.
+    """
+    mechanisms = audit_fidelity(events, conditions, outcomes=observations, rng=rng, alpha=alpha, boot=boot)
+    return FidelityAudit(mechanisms, integrity_counts(observations, unknown_sources), alpha)

@@ -317,23 +317,38 @@ def holm(p_values: Sequence[float | None]) -> list[float | None]:
 
 
 # -- agreement ---------------------------------------------------------------------------------
-def cohen_kappa(a: Sequence[Hashable | None], b: Sequence[Hashable | None]) -> Estimate:
-    """Unweighted Cohen's kappa between two label sequences (no interval; n = pairs counted).
-
-    Delegates to `lsrep.llm.agreement`, the one implementation judges and reports share.
-    """
-    from lsrep.llm.agreement import cohen_kappa as _kappa
-
-    res = _kappa(a, b)
-    return Estimate(res.value, (math.nan, math.nan), math.nan, res.n, res.n, "item", "Cohen's kappa")
+def _label_pairs(a: Sequence[Hashable | None], b: Sequence[Hashable | None]) -> list[tuple[Hashable, Hashable]]:
+    if len(a) != len(b):
+        raise ValueError(f"sequences differ in length: {len(a)} and {len(b)}")
+    return [(x, y) for x, y in zip(a, b, strict=True) if x is not None and y is not None]
 
 
 def percent_agreement(a: Sequence[Hashable | None], b: Sequence[Hashable | None]) -> Estimate:
-    """Share of items where both labels are present and equal."""
-    from lsrep.llm.agreement import percent_agreement as _percent
+    """Share of items where both labels are present and equal (n = items with both labels)."""
+    pairs = _label_pairs(a, b)
+    value = sum(x == y for x, y in pairs) / len(pairs) if pairs else math.nan
+    return Estimate(value, (math.nan, math.nan), math.nan, len(pairs), len(pairs), "item", "percent agreement")
 
-    res = _percent(a, b)
-    return Estimate(res.value, (math.nan, math.nan), math.nan, res.n, res.n, "item", "percent agreement")
+
+def cohen_kappa(a: Sequence[Hashable | None], b: Sequence[Hashable | None]) -> Estimate:
+    """Unweighted Cohen's kappa over items both raters labelled; NaN when chance agreement is 1.
+
+    The same statistic as `lsrep.llm.agreement.cohen_kappa` (a test holds them equal), computed
+    here so that reports do not import the model layer.
+    """
+    pairs = _label_pairs(a, b)
+    method = "Cohen's kappa"
+    if not pairs:
+        return Estimate(math.nan, (math.nan, math.nan), math.nan, 0, 0, "item", method)
+    cats = {c: i for i, c in enumerate(sorted({x for p in pairs for x in p}, key=lambda v: (str(type(v)), v)))}
+    table = np.zeros((len(cats), len(cats)))
+    for x, y in pairs:
+        table[cats[x], cats[y]] += 1
+    table /= len(pairs)
+    observed = float(np.trace(table))
+    chance = float(table.sum(axis=1) @ table.sum(axis=0))
+    value = math.nan if chance >= 1.0 else (observed - chance) / (1.0 - chance)
+    return Estimate(value, (math.nan, math.nan), math.nan, len(pairs), len(pairs), "item", method)
 
 
 def rng_for(seed: int, *labels: str) -> np.random.Generator:

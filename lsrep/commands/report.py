@@ -1,0 +1,58 @@
+"""`lsrep report RUN -o PATH`: the run's report as self-contained HTML, Markdown or JSON."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from lsrep.errors import LsrepError
+
+FORMAT_SUFFIX = {"html": ".html", "md": ".md", "json": ".json"}
+DEFAULT_STORE = Path("runs/lsrep.sqlite")
+
+
+def _pair(text: str) -> tuple[str, str]:
+    a, sep, b = text.partition(":")
+    if not sep or not a or not b:
+        raise argparse.ArgumentTypeError(f"expected CONDITION_A:CONDITION_B, got {text!r}")
+    return a, b
+
+
+def register(sub, command) -> None:
+    sp = sub.add_parser(
+        "report", help="write a run's report (HTML, Markdown, JSON)",
+        description="Build the report of a run from the store alone: headline scores with intervals, "
+                    "paired differences, fidelity audit, failure ledger and manifest.",
+    )
+    sp.add_argument("run", nargs="?", default="latest", help="run id, unique prefix, or 'latest' (default)")
+    sp.add_argument("-o", "--output", required=True,
+                    help="output file; with --format all, a directory (or a file name whose stem is reused)")
+    sp.add_argument("--format", choices=["html", "md", "json", "all"], default="html")
+    sp.add_argument("--compare", action="append", type=_pair, metavar="A:B", default=None,
+                    help="a paired comparison (repeatable); default: the campaign's, else all pairs")
+    sp.add_argument("--judge", default="deterministic", help="judge whose labels to report (default: %(default)s)")
+    sp.add_argument("--store", default=str(DEFAULT_STORE), help="run store (default: %(default)s)")
+
+    @command("report")
+    def cmd_report(args) -> int:
+        from lsrep.store import RunStore
+        from reports.build import FORMATS, write_report
+        from reports.model import build_report
+
+        path = Path(args.store)
+        if not path.exists():
+            raise LsrepError(f"no run store at {path} (pass --store PATH)")
+        store = RunStore(path)
+        run_id = store.latest_run() if args.run == "latest" else store.run(args.run)["run_id"]
+        report = build_report(store, run_id, compare=args.compare, judge=args.judge)
+        for fmt, target in _targets(Path(args.output), args.format, FORMATS).items():
+            print(f"{fmt + ':':<6}{write_report(report, fmt, target)}")
+        return 0
+
+
+def _targets(output: Path, fmt: str, names: dict[str, str]) -> dict[str, Path]:
+    if fmt != "all":
+        return {fmt: output}
+    if output.suffix in FORMAT_SUFFIX.values():
+        return {f: output.with_suffix(FORMAT_SUFFIX[f]) for f in names}
+    return {f: output / name for f, name in names.items()}

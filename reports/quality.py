@@ -1,0 +1,363 @@
+"""Quality sections: headline, score over checkpoints, outcome mix, paired differences,
+context cost, categories and evidence reach."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from lsrep import stats
+from reports.common import OUTCOMES, Context, cluster, group, outcome_counts
+from reports.tree import Callout, Column, Figure, Section, Table
+
+
+def _acc_note(ctx: Context) -> str:
+    return (f"Accuracy = share of observations credited correct by the `{ctx.data.judge}` judge (correct, "
+            "or abstained where abstention was expected).")
+
+
+def _cond_columns(ctx: Context, kind: str = "rate_estimate") -> tuple[Column, ...]:
+    return tuple(Column(f"c:{c}", c, kind) for c in ctx.conditions)
+
+
+def headline(ctx: Context) -> Section:
+    by_cond = group(ctx.data.observations, "condition")
+    rubric = any(o["rubric"] is not None for o in ctx.data.observations)
+    rows = []
+    for cond in ctx.conditions:
+        obs = by_cond.get(cond, [])
+        boot, wilson = ctx.accuracy(obs, cond)
+        row = {
+            "condition": cond, "n": len(obs), "probes": len({cluster(o) for o in obs}),
+            "accuracy": boot, "wilson": wilson,
+            "f1": ctx.mean(obs, lambda o: o["f1"], "f1", cond),
+            "exact": ctx.mean(obs, lambda o: o["exact"], "exact", cond).value,
+            "mix": outcome_counts(obs),
+            "leaks": sum(1 for o in obs if o["proven_leak"]),
+        }
+        if rubric:
+            row["rubric"] = ctx.mean(obs, lambda o: o["rubric"], "rubric", cond)
+        rows.append(row)
+    columns = [
+        Column("condition", "Condition", "condition"),
+        Column("n", "Obs.", "int"),
+        Column("probes", "Probes", "int", "clusters"),
+        Column("accuracy", "Accuracy", "rate_estimate", f"{ctx.settings.ci_label}, cluster bootstrap over probes"),
+        Column("wilson", "Wilson interval", "rate_interval", "observations as independent"),
+        Column("f1", "Token-F1", "estimate", "vs version in force"),
+        Column("exact", "Exact", "rate"),
+        Column("mix", "Outcome mix", "mix"),
+        Column("leaks", "Proven leaks", "int", "observations"),
+    ]
+    if rubric:
+        columns.insert(6, Column("rubric", "Rubric 1-5", "estimate", ctx.data.judge))
+    unjudged = sum(1 for o in ctx.data.observations if o["correct"] is None)
+    notes = [_acc_note(ctx), ctx.settings.boot_note,
+             "Wilson intervals treat every observation as independent; the same probe asked at several "
+             "checkpoints is not, so the cluster-bootstrap interval is the one to read.",
+             "Token-F1 and exact match always come from the deterministic judge. Error observations count as not correct; nothing is imputed."]
+    if unjudged:
+        notes.append(f"{unjudged} observation(s) have no label from `{ctx.data.judge}` (judge failed) "
+                     "and are left out of accuracy.")
+    return Section(
+        "headline", "Headline scores",
+        "Per condition: how often the answer matched the reference in force at its checkpoint, with "
+        "intervals, the outcome mix and whether the context held the evidence.",
+        (Table(tuple(columns), tuple(rows), notes=tuple(notes)),),
+    )
+
+
+def _checkpoint_meta(ctx: Context) -> dict[int, str]:
+    """Checkpoint ordinal → a label (time and closing turn when there is one trajectory)."""
+    trajectories = {o["trajectory"] for o in ctx.data.observations}
+    if len(trajectories) != 1:
+        return {}
+    labels = {}
+    for cp in ctx.data.checkpoints:
+        labels.setdefault(cp["ordinal"], f"{(cp['sim_time'] or '')[:10]} · after {cp['last_turn_id']}")
+    return labels
+
+
+def over_time(ctx: Context) -> Section:
+    by = group(ctx.data.observations, "condition", "checkpoint")
+    checkpoints = sorted({o["checkpoint"] for o in ctx.data.observations})
+    labels = _checkpoint_meta(ctx)
+    series: dict[str, list[dict[str, Any]]] = {c: [] for c in ctx.conditions}
+    rows = []
+    for cp in checkpoints:
+        row: dict[str, Any] = {"checkpoint": cp, "label": labels.get(cp, ""),
+                               "n": max((len(by.get((c, cp), [])) for c in ctx.conditions), default=0)}
+        for cond in ctx.conditions:
+            obs = by.get((cond, cp), [])
+            if not obs:
+                row[f"c:{cond}"] = None
+                continue
+            est, _ = ctx.accuracy(obs, cond, f"cp{cp}")
+            row[f"c:{cond}"] = est
+            series[cond].append({"x": cp, "value": est.value, "lo": est.interval[0], "hi": est.interval[1]})
+        rows.append(row)
+    fig = Figure(
+        "fig-over-time", "over_time", "Accuracy over checkpoints",
+        {"conditions": ctx.conditions, "series": series, "xlabel": "checkpoint (ordinal)",
+         "ylabel": "accuracy", "xticks": checkpoints},
+        caption=f"Points: accuracy per checkpoint; vertical bars: {ctx.settings.ci_label} (cluster bootstrap over probes). "
+                "Conditions are dodged sideways so ties stay visible.",
+        alt="Accuracy per checkpoint for each condition with interval bands.",
+    )
+    columns = (Column("checkpoint", "Checkpoint", "int"), Column("label", "When", "text"),
+               Column("n", "Probes asked", "int")) + _cond_columns(ctx)
+    return Section(
+        "over-time", "Score over checkpoints",
+        "Accuracy at each checkpoint, against the reference in force there: a system that absorbs "
+        "revisions holds its score as facts change; one that keeps superseded versions drops.",
+        (fig, Table(columns, tuple(rows), notes=(_acc_note(ctx), ctx.settings.boot_note))),
+    )
+
+
+def outcome_mix(ctx: Context) -> Section:
+    by = group(ctx.data.observations, "condition", "checkpoint")
+    checkpoints = sorted({o["checkpoint"] for o in ctx.data.observations})
+    shares: dict[str, dict[str, list[float]]] = {}
+    rows = []
+    for cond in ctx.conditions:
+        shares[cond] = {k: [] for k in (*OUTCOMES, "leak")}
+        for cp in checkpoints:
+            obs = by.get((cond, cp), [])
+            n = len(obs)
+            counts = outcome_counts(obs)
+            row = {"condition": cond, "checkpoint": cp, "n": n}
+            for k in OUTCOMES:
+                share = counts.get(k, 0) / n if n else None
+                row[k] = share
+                shares[cond][k].append(share or 0.0)
+            leak = sum(1 for o in obs if o["proven_leak"]) / n if n else None
+            row["leak"] = leak
+            shares[cond]["leak"].append(leak or 0.0)
+            rows.append(row)
+    fig = Figure(
+        "fig-outcome-mix", "outcome_mix", "Outcome mix per checkpoint",
+        {"conditions": ctx.conditions, "checkpoints": checkpoints, "shares": shares, "outcomes": OUTCOMES},
+        caption="Stacked shares of outcome labels per checkpoint; the black line is the share of observations "
+                "with a proven leak (context held a turn from after the checkpoint).",
+        alt="Stacked outcome shares per checkpoint, one panel per condition.",
+    )
+    columns = (Column("condition", "Condition", "condition"), Column("checkpoint", "Checkpoint", "int"),
+               Column("n", "Obs.", "int")) + tuple(Column(k, k.capitalize(), "share_bar") for k in OUTCOMES) + (
+        Column("leak", "Proven leak", "share_bar"),)
+    return Section(
+        "outcome-mix", "Outcome mix over time",
+        "What the non-correct answers were: stale (a superseded version), future (a version not yet true — "
+        "a suspicion only), abstained, wrong — and how often the context provably leaked the future.",
+        (fig, Table(columns, tuple(rows), notes=(
+            f"Labels from the `{ctx.data.judge}` judge. Abstained includes correct abstentions (where no "
+            "version was known yet); a future answer is not proof of leakage, a proven leak is.",))),
+    )
+
+
+def comparisons(ctx: Context) -> tuple[tuple[str, str], ...]:
+    if ctx.compare:
+        return ctx.compare
+    declared = tuple(tuple(p) for p in ctx.data.manifest.get("campaign", {}).get("compare", []) or ())
+    return declared or tuple(itertools.combinations(ctx.conditions, 2))
+
+
+def aligned(ctx: Context, a: str, b: str) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    key = lambda o: (o["trajectory"], o["probe_id"], o["checkpoint"], o["repetition"])  # noqa: E731
+    right = {key(o): o for o in ctx.data.observations if o["condition"] == b}
+    return [(o, right[key(o)]) for o in ctx.data.observations if o["condition"] == a and key(o) in right]
+
+
+def paired(ctx: Context) -> Section:
+    family = comparisons(ctx)
+    rubric = any(o["rubric"] is not None for o in ctx.data.observations)
+    results = []
+    for a, b in family:
+        pairs = [(x, y) for x, y in aligned(ctx, a, b) if x["correct"] is not None and y["correct"] is not None]
+        clusters = [cluster(x) for x, _ in pairs]
+        rng = stats.rng_for(ctx.settings.seed, "paired", a, b)
+        acc = stats.paired_difference([x["correct"] for x, _ in pairs], [y["correct"] for _, y in pairs],
+                                      clusters, rng, names=(a, b), binary=True, boot=ctx.settings.boot,
+                                      level=ctx.settings.level)
+        f1_pairs = [(x, y) for x, y in aligned(ctx, a, b) if x["f1"] is not None and y["f1"] is not None]
+        f1 = stats.paired_difference([x["f1"] for x, _ in f1_pairs], [y["f1"] for _, y in f1_pairs],
+                                     [cluster(x) for x, _ in f1_pairs],
+                                     stats.rng_for(ctx.settings.seed, "paired-f1", a, b),
+                                     names=(a, b), boot=ctx.settings.boot, level=ctx.settings.level)
+        nos = None
+        if rubric:
+            r_pairs = [(x, y) for x, y in pairs if x["rubric"] is not None and y["rubric"] is not None]
+            nos = stats.net_ordinal_superiority(
+                [x["rubric"] for x, _ in r_pairs], [y["rubric"] for _, y in r_pairs],
+                [cluster(x) for x, _ in r_pairs], stats.rng_for(ctx.settings.seed, "nos", a, b),
+                boot=ctx.settings.boot, level=ctx.settings.level)
+        results.append((a, b, acc, f1, nos))
+    holm_mcnemar = stats.holm([r[2].mcnemar.p_value if r[2].difference.n else None for r in results])
+    holm_flip = stats.holm([r[2].randomization.p_value if r[2].difference.n else None for r in results])
+    rows, forest = [], []
+    for (a, b, acc, f1, nos), hm, hf in zip(results, holm_mcnemar, holm_flip, strict=True):
+        detail = dict(acc.mcnemar.detail)
+        row = {
+            "comparison": f"{a} − {b}", "pairs": acc.difference.n, "probes": acc.difference.clusters,
+            "delta": acc.difference, "flip_p": acc.randomization.p_value, "flip_holm": hf,
+            "flip": (acc.randomization.p_value, hf),
+            "discordant": f"{int(detail['a_only'])} / {int(detail['b_only'])}",
+            "mcnemar_p": acc.mcnemar.p_value, "mcnemar_holm": hm, "mcnemar": (acc.mcnemar.p_value, hm),
+            "f1": f1.difference,
+        }
+        if nos is not None:
+            row["nos"] = nos
+        rows.append(row)
+        lo, hi = acc.difference.interval
+        forest.append({"label": f"{a} − {b}", "value": acc.difference.value, "lo": lo, "hi": hi,
+                       "significant": hm is not None and hm < ctx.settings.alpha,
+                       "p_holm": hm, "n": acc.difference.n})
+    columns = [
+        Column("comparison", "A − B", "label"), Column("pairs", "Pairs", "int"),
+        Column("probes", "Probes", "int", "clusters"),
+        Column("delta", "Δ accuracy", "delta", f"{ctx.settings.ci_label}, cluster bootstrap over probes"),
+        Column("flip", "Sign-flip p", "p_holm", "flips whole probes; Holm-adjusted below"),
+        Column("discordant", "A only / B only", "text", "discordant pairs"),
+        Column("mcnemar", "McNemar exact p", "p_holm", "Holm-adjusted below"),
+        Column("f1", "Δ token-F1", "delta", ctx.settings.ci_label),
+    ]
+    if rubric:
+        columns.append(Column("nos", "Net ordinal superiority", "delta", "rubric, P(A>B) − P(B>A)"))
+    source = ("given on the command line" if ctx.compare else
+              "declared by the campaign" if ctx.data.manifest.get("campaign", {}).get("compare") else
+              "all condition pairs (the campaign declares none)")
+    notes = (
+        f"Pairs: the same (trajectory, probe, checkpoint, repetition) answered under both conditions. "
+        f"The family of {len(family)} comparison(s) is {source}; Holm's step-down correction is applied "
+        "across it, separately to the McNemar and to the sign-flip p-values.",
+        ctx.settings.boot_note + " Intervals are not adjusted for multiplicity.",
+        "McNemar's exact test treats pairs as independent; the sign-flip test flips each probe's "
+        "differences together, so it respects the clustering.",
+        "A difference near zero means no detected difference, not equivalence.",
+    )
+    blocks: list[Any] = []
+    if forest:
+        blocks.append(Figure(
+            "fig-forest", "forest", "Paired differences in accuracy",
+            {"rows": forest, "xlabel": "Δ accuracy (A − B)", "alpha": ctx.settings.alpha},
+            caption=f"Points: mean paired difference; bars: {ctx.settings.ci_label} (cluster bootstrap over "
+                    f"probes). Filled points: Holm-adjusted McNemar p < {ctx.settings.alpha}.",
+            alt="Forest plot of paired accuracy differences with intervals.",
+        ))
+    else:
+        blocks.append(Callout("info", "Nothing to compare", "The run has fewer than two conditions."))
+    blocks.append(Table(tuple(columns), tuple(rows), notes=notes, empty="No comparisons."))
+    return Section(
+        "paired", "Paired differences",
+        "Each comparison uses only the probe-checkpoint pairs both conditions answered, so probe "
+        "difficulty cancels out.", tuple(blocks),
+    )
+
+
+def cost(ctx: Context) -> Section:
+    by_cond = group(ctx.data.observations, "condition")
+    rows, points = [], []
+    usage = any(o["usage_prompt_tokens"] is not None for o in ctx.data.observations)
+    for cond in ctx.conditions:
+        obs = by_cond.get(cond, [])
+        ok = [o for o in obs if o["status"] == "ok"]
+        acc, _ = ctx.accuracy(obs, cond)
+        frags = ctx.mean(ok, lambda o: o["n_fragments"], "fragments", cond)
+        ctx_tokens = ctx.mean(ok, lambda o: o["context_tokens"], "context_tokens", cond)
+        prompt = ctx.mean(ok, lambda o: o["prompt_tokens"], "prompt_tokens", cond)
+        row = {"condition": cond, "accuracy": acc, "fragments": frags, "context_tokens": ctx_tokens,
+               "prompt_tokens": prompt, "query_ms": ctx.mean(ok, lambda o: o["query_ms"], "query_ms", cond).value}
+        if usage:
+            row["usage"] = ctx.mean(ok, lambda o: o["usage_prompt_tokens"], "usage", cond)
+        rows.append(row)
+        points.append({"condition": cond, "accuracy": acc.value, "lo": acc.interval[0], "hi": acc.interval[1],
+                       "fragments": frags.value, "prompt_tokens": prompt.value})
+    columns = [
+        Column("condition", "Condition", "condition"),
+        Column("accuracy", "Accuracy", "rate_estimate", ctx.settings.ci_label),
+        Column("fragments", "Fragments / obs.", "estimate", ctx.settings.ci_label),
+        Column("context_tokens", "Context tokens / obs.", "estimate"),
+        Column("prompt_tokens", "Prompt tokens / obs.", "estimate", "whole answer prompt"),
+        Column("query_ms", "Query ms (mean)", "ms"),
+    ]
+    if usage:
+        columns.insert(5, Column("usage", "Endpoint prompt tokens", "estimate", "reported usage"))
+    fig = Figure(
+        "fig-cost", "cost", "Quality against context cost", {"points": points},
+        caption=f"Accuracy ({ctx.settings.ci_label}) against mean fragments (left) and mean prompt tokens "
+                "(right) per observation.",
+        alt="Accuracy plotted against mean fragments and mean prompt tokens per condition.",
+    )
+    return Section(
+        "cost", "Quality against context cost",
+        "Quality is only half the story: what each condition spent to get it — fragments returned and "
+        "tokens in the answer prompt (one common estimator for every system).",
+        (fig, Table(tuple(columns), tuple(rows), notes=(
+            "Cost means are over observations whose query succeeded (status ok); accuracy over all.",
+            ctx.settings.boot_note))),
+    )
+
+
+def categories(ctx: Context) -> Section:
+    blocks: list[Any] = []
+    heat: dict[str, Any] = {"conditions": ctx.conditions, "rows": []}
+    for field, title in (("category", "Category"), ("kind", "Probe kind")):
+        by = group(ctx.data.observations, field, "condition")
+        values = sorted({o[field] or "(none)" for o in ctx.data.observations})
+        rows = []
+        for value in values:
+            raw = None if value == "(none)" else value
+            row: dict[str, Any] = {"value": value, "probes": len({cluster(o) for o in ctx.data.observations
+                                                                  if o[field] == raw})}
+            cells = []
+            for cond in ctx.conditions:
+                obs = by.get((raw, cond), [])
+                est = ctx.accuracy(obs, field, value, cond)[0] if obs else None
+                row[f"c:{cond}"] = est
+                cells.append(None if est is None else est.value)
+            rows.append(row)
+            if field == "category":
+                heat["rows"].append({"label": value, "values": cells})
+        columns = (Column("value", title, "label"), Column("probes", "Probes", "int")) + _cond_columns(ctx)
+        blocks.append(Table(columns, tuple(rows), caption=f"Accuracy by {title.lower()}",
+                            notes=(ctx.settings.boot_note,) if field == "kind" else ()))
+    if len(heat["rows"]) >= 2:
+        blocks.insert(0, Figure("fig-categories", "heatmap", "Accuracy by category", heat,
+                                caption="Accuracy per category (rows) and condition (columns).",
+                                alt="Heatmap of accuracy by category and condition."))
+    return Section(
+        "categories", "By category and probe kind",
+        "Where each condition wins and loses: accuracy per probe category and per kind (current, "
+        "historical, evolution, abstention).", tuple(blocks),
+    )
+
+
+def evidence(ctx: Context) -> Section:
+    by_cond = group(ctx.data.observations, "condition")
+    rows = []
+    for cond in ctx.conditions:
+        obs = [o for o in by_cond.get(cond, []) if o["evidence_recall"] is not None]
+        full = [o for o in obs if o["evidence_recall"] >= 1.0]
+        partial = [o for o in obs if o["evidence_recall"] < 1.0]
+        rows.append({
+            "condition": cond, "n": len(obs),
+            "recall": ctx.mean(obs, lambda o: o["evidence_recall"], "recall", cond),
+            "full": len(full) / len(obs) if obs else None,
+            "acc_full": ctx.accuracy(full, "ev-full", cond)[0] if full else None,
+            "acc_partial": ctx.accuracy(partial, "ev-partial", cond)[0] if partial else None,
+        })
+    columns = (
+        Column("condition", "Condition", "condition"), Column("n", "Obs. with evidence", "int"),
+        Column("recall", "Evidence recall", "rate_estimate", ctx.settings.ci_label),
+        Column("full", "All evidence reached", "share_bar"),
+        Column("acc_full", "Accuracy | all evidence", "rate_estimate"),
+        Column("acc_partial", "Accuracy | evidence missing", "rate_estimate"),
+    )
+    return Section(
+        "evidence", "Evidence reach",
+        "Did the context hold the turns that establish the answer? Accuracy split by whether all evidence "
+        "turns reached the answer prompt separates retrieval failures from answering failures.",
+        (Table(columns, tuple(rows), notes=(
+            "Evidence recall = share of the in-force version's evidence turns among the context's source "
+            "turns; observations whose expectation has no evidence (abstention) are left out.",
+            ctx.settings.boot_note)),),
+    )

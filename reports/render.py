@@ -1,0 +1,93 @@
+"""Renderers: report tree → self-contained HTML, Markdown or JSON.
+
+HTML uses Jinja2 with autoescaping on; CSS and SVG figures are inlined, so the
+file makes no external request and needs no JavaScript. Markdown escapes
+table cells through `reports.format.md_cell`. JSON is the tree itself.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from markupsafe import Markup
+
+from lsrep.stats import Estimate, PairedComparison, TestResult
+from reports import format as fmt
+from reports.figures import render_figure
+from reports.tree import Callout, Facts, Figure, Paragraph, Report, Table
+
+TEMPLATES = Path(__file__).parent / "templates"
+NUMERIC_KINDS = frozenset({"int", "number", "tokens", "ms", "rate", "estimate", "rate_estimate", "rate_interval", "pvalue", "p_holm", "delta",
+                           "share_bar"})
+JSON_SCHEMA_VERSION = 1
+
+
+@cache
+def environment() -> Environment:
+    env = Environment(
+        loader=FileSystemLoader(TEMPLATES),
+        autoescape=lambda name: name is not None and name.endswith(".html.j2"),
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters.update(fmt.FILTERS)
+    env.filters["align"] = lambda kind: "r" if kind in NUMERIC_KINDS else "l"
+    env.tests.update({
+        "table": lambda b: isinstance(b, Table), "figure": lambda b: isinstance(b, Figure),
+        "callout": lambda b: isinstance(b, Callout), "facts": lambda b: isinstance(b, Facts),
+        "paragraph": lambda b: isinstance(b, Paragraph),
+    })
+    return env
+
+
+def figures_of(report: Report) -> dict[str, Markup]:
+    """Every figure of the report rendered to inline SVG, by key."""
+    out = {}
+    for section in report.sections:
+        for block in section.blocks:
+            if isinstance(block, Figure):
+                # The SVG comes from matplotlib, which escapes all text it writes.
+                out[block.key] = Markup(render_figure(block))
+    return out
+
+
+def render_html(report: Report) -> str:
+    css = Markup((TEMPLATES / "report.css").read_text(encoding="utf-8"))
+    return environment().get_template("report.html.j2").render(
+        report=report, meta=report.meta, figures=figures_of(report), css=css,
+    )
+
+
+def render_markdown(report: Report) -> str:
+    return environment().get_template("report.md.j2").render(report=report, meta=report.meta)
+
+
+def render_json(report: Report) -> str:
+    return json.dumps({"schema": JSON_SCHEMA_VERSION, **to_jsonable(report)}, indent=2, ensure_ascii=False,
+                      allow_nan=False)
+
+
+def to_jsonable(obj: Any) -> Any:
+    """Plain JSON values; NaN becomes null; blocks carry their type name."""
+    if isinstance(obj, Estimate | TestResult | PairedComparison):
+        return {k: to_jsonable(v) for k, v in dataclasses.asdict(obj).items()}
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        body = {f.name: to_jsonable(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+        if isinstance(obj, Table | Figure | Callout | Facts | Paragraph):
+            body = {"type": type(obj).__name__.lower(), **body}
+        return body
+    if isinstance(obj, dict):
+        return {str(k): to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple | set | frozenset):
+        return [to_jsonable(v) for v in obj]
+    if isinstance(obj, float) and (math.isnan(obj) or math.isinf(obj)):
+        return None
+    return obj
