@@ -9,6 +9,7 @@ from collections import Counter, defaultdict
 from typing import Any
 
 from lsrep import audit, stats
+from lsrep.latency import fact_latencies, summarise_latency
 from reports.common import Context, clip, expected_text, group
 from reports.quality import aligned, comparisons
 from reports.tree import Callout, Column, Facts, Section, Table
@@ -148,7 +149,22 @@ def consolidation(ctx: Context) -> Section:
         blocks.append(Callout("info", "No maintenance ran",
                               "Every scheduled operation was unsupported by the systems under test; the "
                               "schedule was still applied identically to every condition."))
+    latency = summarise_latency(fact_latencies(data.observations, data.turns))
+    lcolumns = (
+        Column("condition", "Condition", "condition"), Column("facts", "Facts observed", "int"),
+        Column("recalled", "Recalled", "int"), Column("recalled_share", "Share recalled", "rate"),
+        Column("censored", "Never recalled", "int"), Column("median_hours", "Median latency (h)", "number"),
+        Column("median_waited", "Median checkpoints missed", "number"),
+        Column("at_first_checkpoint", "Recalled at first chance", "rate"),
+    )
     blocks += [
+        Table(lcolumns, tuple(latency), caption="Recall latency: from when a fact was said to when it first "
+              "reached the context",
+              notes=("A fact is a reference version, observed at every checkpoint where it is in force. It is "
+                     "recalled at the first such checkpoint whose context cites one of its evidence turns. "
+                     "Latency is simulated time from the turn that made it true; facts never recalled while "
+                     "observed are counted, not imputed.",),
+              empty="No fact versions were observed."),
         Table(columns, tuple(rows), caption="Scheduled maintenance", empty="The schedule declares no maintenance."),
         Table(ecolumns, tuple(erows), caption="Fidelity events during maintenance and session ends",
               empty="No mechanism reported events during maintenance or at session ends."),

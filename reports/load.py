@@ -98,7 +98,7 @@ def load_run(store: RunStore, run_id: str, judge: str = DETERMINISTIC) -> RunDat
     for row in maintenance + failures:
         row["condition"] = unit_condition.get(row["unit_id"], row["unit_id"].split("/")[0])
     turns = {(t["trajectory"], t["turn_id"]): t for t in store.rows(
-        "select trajectory, idx, turn_id, session_id, timestamp, role, speaker, content from turns "
+        "select trajectory, idx, turn_id, session_id, timestamp, sim_time, role, speaker, content from turns "
         "where run_id = ?", [run_id])}
     unknown = {r["condition"]: r["n"] for r in store.rows(
         "select o.condition, count(*) n from fragments f join observations o on o.obs_id = f.obs_id "

@@ -52,6 +52,9 @@ def register(sub, command) -> None:
 
 def _targets(output: Path, fmt: str, names: dict[str, str]) -> dict[str, Path]:
     if fmt != "all":
+        # An existing folder (or a path ending in a separator) gets the format's default file name.
+        if output.is_dir() or str(output).endswith(("/", "\\")):
+            return {fmt: output / names[fmt]}
         return {fmt: output}
     if output.suffix in FORMAT_SUFFIX.values():
         return {f: output.with_suffix(FORMAT_SUFFIX[f]) for f in names}
