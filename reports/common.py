@@ -41,6 +41,8 @@ class Context:
     settings: Settings
     compare: tuple[tuple[str, str], ...]
     """The declared family of paired comparisons."""
+    store: Any = None
+    """The run store, for sections that read tables beyond RunData (human ratings)."""
 
     @property
     def conditions(self) -> list[str]:

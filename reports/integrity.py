@@ -216,11 +216,50 @@ def judges(ctx: Context) -> Section:
         blocks.append(Callout("info", "One judge only",
                               f"Only `{next(iter(labels), data.judge)}` labelled this run, so there is no "
                               "agreement to report. Add judges to the campaign (or `lsrep score`) to measure it."))
+    blocks += _human_blocks(ctx)
     return Section(
         "judges", "Judge agreement",
         f"Which judges labelled the run and how far they agree. The quality sections use `{data.judge}`.",
         tuple(blocks),
     )
+
+
+def _human_blocks(ctx: Context) -> list[Any]:
+    from lsrep.rating import rating_section
+
+    section = rating_section(ctx.store, data_run_id(ctx)) if ctx.store is not None else None
+    if not section:
+        return []
+    counts = section["counts"]
+    blocks: list[Any] = [Facts(title="Human ratings", items=(
+        ("Sampled observations", counts["sampled"], "int"), ("Raters", counts["raters"], "int"),
+        ("Agreed without adjudication", counts["agreed"], "int"),
+        ("Resolved by the adjudicator", counts["adjudicator"], "int"),
+        ("Pending adjudication", counts["pending"], "int"),
+    ))]
+    blocks.append(Table(
+        (Column("rater_a", "Rater", "text"), Column("rater_b", "Rater", "text"), Column("n", "Items", "int"),
+         Column("label_percent", "Label agreement", "rate"), Column("label_kappa", "Label κ", "number"),
+         Column("rubric_weighted_kappa", "Rubric weighted κ", "number")),
+        tuple(section["rater_agreement"]), caption="Agreement between human raters",
+        notes=(section["methods"]["rater_agreement"],), empty="Fewer than two raters."))
+    rows = []
+    for j in section["judge_vs_human"]:
+        rows.append({"judge": j["judge"], "label": "all labels", "n": j["n"], "percent": j["percent"],
+                     "kappa": j["kappa"]})
+        for lab in j["per_label"]:
+            rows.append({"judge": j["judge"], "label": lab["label"], "n": lab["n_human"],
+                         "percent": lab["percent"], "kappa": lab["kappa"]})
+    blocks.append(Table(
+        (Column("judge", "Judge", "code"), Column("label", "Label", "text"), Column("n", "Human items", "int"),
+         Column("percent", "Agreement", "rate"), Column("kappa", "Cohen's κ", "number")),
+        tuple(rows), caption="Automatic judges against the adjudicated human labels",
+        notes=(section["methods"]["per_label"],), empty="No adjudicated labels yet."))
+    return blocks
+
+
+def data_run_id(ctx: Context) -> str:
+    return ctx.data.run["run_id"]
 
 
 def failures(ctx: Context) -> Section:

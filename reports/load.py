@@ -120,6 +120,22 @@ def load_run(store: RunStore, run_id: str, judge: str = DETERMINISTIC) -> RunDat
     )
 
 
+def apply_judge_of_record(store: RunStore, data: RunData) -> tuple[RunData, dict[str, int]]:
+    """Use the campaign's judge of record per observation (human labels where adjudicated)."""
+    from dataclasses import replace
+
+    from lsrep.rating import headline_judge
+
+    record = headline_judge(store, data.run["run_id"])
+    for o in data.observations:
+        label = record.labels.get(o["obs_id"])
+        if label is not None:
+            o["outcome"], o["correct"], o["label_judge"] = label.outcome, label.correct, label.judge
+            o["judge_status"] = "ok"
+    name = f"{record.judge_of_record} (judge of record)"
+    return replace(data, judge=name), dict(record.by_judge)
+
+
 def _contexts(store: RunStore, run_id: str) -> dict[str, tuple[str, ...]]:
     """Per observation, the source turn ids of its fragments in rank order."""
     out: dict[str, list[str]] = defaultdict(list)

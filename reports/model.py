@@ -16,7 +16,7 @@ from lsrep.errors import LsrepError
 from lsrep.store import RunStore
 from reports import integrity, quality
 from reports.common import Context, Settings
-from reports.load import DETERMINISTIC, RunData, load_run
+from reports.load import DETERMINISTIC, RunData, apply_judge_of_record, load_run
 from reports.tree import Callout, Report, Section
 
 SECTION_IDS: tuple[str, ...] = (
@@ -38,13 +38,17 @@ def build_report(
 ) -> Report:
     """The report tree of one run. `compare` overrides the campaign's declared comparisons."""
     data = load_run(store, run_id, judge)
+    record_counts: dict[str, int] = {}
+    of_record = data.manifest.get("campaign", {}).get("judge_of_record") or DETERMINISTIC
+    if judge == DETERMINISTIC and of_record != DETERMINISTIC:
+        data, record_counts = apply_judge_of_record(store, data)
     known = set(data.conditions)
     for pair in compare or ():
         for name in pair:
             if name not in known:
                 raise LsrepError(f"--compare names unknown condition {name!r} (known: {', '.join(sorted(known))})")
     seed = int(data.manifest.get("campaign", {}).get("seed") or 0)
-    ctx = Context(data, Settings(seed=seed, boot=boot), tuple(tuple(p) for p in compare or ()))
+    ctx = Context(data, Settings(seed=seed, boot=boot), tuple(tuple(p) for p in compare or ()), store)
     fidelity, _ = integrity.fidelity(ctx)
     sections: tuple[Section, ...] = (
         quality.headline(ctx), quality.over_time(ctx), quality.outcome_mix(ctx), quality.paired(ctx),
@@ -60,7 +64,7 @@ def build_report(
         run_id=run["run_id"],
         subtitle=camp.get("description", ""),
         conditions=tuple(data.conditions),
-        banner=_banner(data),
+        banner=_banner(data) + _record_banner(record_counts),
         highlights=_highlights(data),
         sections=sections,
         meta={
@@ -70,6 +74,16 @@ def build_report(
             "created_at": run["created_at"],
         },
     )
+
+
+def _record_banner(counts: dict[str, int]) -> tuple[Callout, ...]:
+    if not counts:
+        return ()
+    total = sum(counts.values())
+    parts = ", ".join(f"{n} of {total} from `{judge}`" for judge, n in sorted(counts.items()))
+    return (Callout("info", "Which numbers rest on human labels",
+                    f"Labels per observation come from the campaign's judge of record: {parts}. Observations "
+                    "without an adjudicated human label use the deterministic judge."),)
 
 
 def _banner(data: RunData) -> tuple[Callout, ...]:
