@@ -12,7 +12,7 @@ from .raters import write_ratings
 from .test_rating import RESOLVED, rated  # noqa: F401 - the fixture is shared
 
 
-def test_report_after_round_trip(rated, tmp_path):
+def test_report_after_round_trip(rated, tmp_path):  # noqa: F811 - pytest injects the imported fixture
     store, run_id, files, key, items, a, b = rated
     import_ratings(store, run_id, [a, b])
     adj = export_adjudication(store, run_id, None, tmp_path / "adj")
