@@ -8,42 +8,36 @@ a content word. Every report labels it as such.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 from lsrep.contract import Fragment
+from lsrep.prompts import ANSWER_CONTEXT
 from lsrep.text import content_tokens, estimate_tokens
 
 ABSTAIN_TEXT = "I don't know."
 
-ANSWER_TEMPLATE_NAME = "lsrep-context-answer"
-ANSWER_TEMPLATE_VERSION = "1"
-ANSWER_SYSTEM = (
-    "You answer questions about a long conversation using only the memory context provided. "
-    "Answer briefly. If the context does not contain the answer, reply exactly: I don't know."
-)
-ANSWER_USER = "Current date and time: {now}\n\nMemory context:\n{context}\n\nQuestion: {question}\nAnswer:"
-ANSWER_TEMPLATE_DIGEST = hashlib.sha256(
-    f"{ANSWER_TEMPLATE_NAME}\n{ANSWER_TEMPLATE_VERSION}\n{ANSWER_SYSTEM}\n{ANSWER_USER}".encode()
-).hexdigest()
+ANSWER_TEMPLATE_NAME = ANSWER_CONTEXT.name
+ANSWER_TEMPLATE_VERSION = ANSWER_CONTEXT.version
+ANSWER_TEMPLATE_DIGEST = ANSWER_CONTEXT.digest
+NO_CONTEXT = "(no context was returned)"
 
 
-def render_context(fragments: Sequence[Fragment]) -> str:
-    """Context block: one fragment after another, separated by blank lines."""
-    return "\n\n".join(f.text for f in fragments) if fragments else "(no memory returned)"
+def render_answer_messages(question: str, now: str, blocks: Sequence[str]) -> list[dict[str, str]]:
+    """The answer prompt: the question, the simulated now and the context blocks in order."""
+    context = "\n\n".join(f"[{i}] {b}" for i, b in enumerate(blocks, start=1)) or NO_CONTEXT
+    return ANSWER_CONTEXT.render(question=question, now=now, context=context)
 
 
 def build_messages(question: str, now: datetime, fragments: Sequence[Fragment]) -> list[dict[str, str]]:
     """The answer prompt, identical for every system in a campaign."""
-    user = ANSWER_USER.format(now=now.isoformat(), context=render_context(fragments), question=question)
-    return [{"role": "system", "content": ANSWER_SYSTEM}, {"role": "user", "content": user}]
+    return render_answer_messages(question, now.isoformat(), [f.text for f in fragments])
 
 
 def prompt_tokens(messages: Sequence[dict[str, str]]) -> int:
-    """The harness's estimate of a prompt's size."""
-    return sum(estimate_tokens(m["content"]) + 4 for m in messages)
+    """The harness's estimate of a prompt's size (characters / 4 over every message's content)."""
+    return sum(estimate_tokens(m.get("content") or "") for m in messages)
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ context-window handling are measured identically whoever answers.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -20,6 +20,7 @@ from lsrep.answerer import (
 )
 from lsrep.contract import Fragment
 from lsrep.protocol.campaign import AnswererSpec
+from lsrep.text import estimate_tokens
 
 
 @dataclass
@@ -39,24 +40,29 @@ class AnswerOutcome:
 
 
 def fit_to_window(question: str, now: datetime, fragments: Sequence[Fragment], window: int,
-                  turn_index: dict[str, int] | None = None) -> tuple[list[Fragment], int]:
-    """Drop the oldest fragments until the prompt fits; return kept fragments and dropped tokens."""
-    kept = list(fragments)
+                  turn_index: Mapping[str, int] | None = None) -> tuple[list[Fragment], int]:
+    """Drop the oldest fragments (by their earliest source turn) until the prompt fits.
 
-    def age(frag: Fragment) -> int:
-        if not turn_index or not frag.source_turn_ids:
-            return -1
-        return min(turn_index.get(t, -1) for t in frag.source_turn_ids)
+    Returns the kept fragments in their original order and the dropped tokens.
+    """
+    from lsrep.llm.context import fit_blocks
 
-    dropped = 0
-    order = sorted(range(len(kept)), key=lambda i: (age(kept[i]), i))
-    removed: set[int] = set()
-    for i in order:
-        if prompt_tokens(build_messages(question, now, [f for j, f in enumerate(kept) if j not in removed])) <= window:
-            break
-        removed.add(i)
-        dropped += prompt_tokens([{"role": "user", "content": kept[i].text}]) - 4
-    return [f for j, f in enumerate(kept) if j not in removed], dropped
+    def age(i: int) -> int:
+        ids = fragments[i].source_turn_ids
+        if not turn_index or not ids:
+            return -1  # unattributed context cannot be dated: it goes first
+        return min(turn_index.get(t, -1) for t in ids)
+
+    oldest_first = sorted(range(len(fragments)), key=lambda i: (age(i), i))
+
+    def render(kept_keys: Sequence[str]) -> list[dict[str, str]]:
+        kept = sorted(int(k) for k in kept_keys)
+        return build_messages(question, now, [fragments[i] for i in kept])
+
+    fit = fit_blocks([str(i) for i in oldest_first], render, window)
+    kept = sorted(int(k) for k in fit.kept)
+    dropped = sum(estimate_tokens(fragments[i].text) for i in range(len(fragments)) if i not in set(kept))
+    return [fragments[i] for i in kept], dropped
 
 
 class Answerer:
@@ -78,7 +84,8 @@ class Answerer:
         """Model handed to systems for their internal calls (None: their offline stand-ins)."""
         return None
 
-    def answer(self, question: str, now: datetime, fragments: Sequence[Fragment]) -> AnswerOutcome:
+    def answer(self, question: str, now: datetime, fragments: Sequence[Fragment],
+               turn_index: Mapping[str, int] | None = None) -> AnswerOutcome:
         start = time.perf_counter()
         messages = build_messages(question, now, fragments)
         size = prompt_tokens(messages)
@@ -90,7 +97,7 @@ class Answerer:
                     text=None, prompt_tokens=size, within_limit=False, fragments_used=fragments,
                     error=f"prompt_over_context_window: {size} > {self.spec.context_window} tokens",
                 )
-            used, dropped = fit_to_window(question, now, fragments, self.spec.context_window)
+            used, dropped = fit_to_window(question, now, fragments, self.spec.context_window, turn_index)
             messages = build_messages(question, now, used)
         outcome = self._complete(question, messages, used)
         outcome.prompt_tokens = size

@@ -236,7 +236,7 @@ class _Replay:
             row["prompt_tokens"] = prompt_tokens(build_messages(probe.question, step.now, fragments))
             row["within_limit"] = 1
         else:
-            outcome = self.answerer.answer(probe.question, step.now, fragments)
+            outcome = self.answerer.answer(probe.question, step.now, fragments, self.index)
             row.update(
                 answer=outcome.text, answer_ms=outcome.elapsed_ms, prompt_tokens=outcome.prompt_tokens,
                 usage_prompt_tokens=outcome.usage_prompt_tokens,

@@ -27,7 +27,7 @@ import openai
 
 from lsrep.llm.cache import ResponseCache, request_key
 from lsrep.llm.config import EndpointSpec, MissingApiKey, Purpose
-from lsrep.llm.context import estimate_prompt_tokens, truncate_messages
+from lsrep.llm.context import MessageFit, estimate_prompt_tokens, truncate_messages
 from lsrep.llm.limits import ConcurrencyLimit, ThreadLimit
 from lsrep.llm.records import CallRecord, ChatRequest, LLMCallError, Usage, UsageLedger
 from lsrep.text import estimate_tokens
@@ -79,6 +79,13 @@ class LLMClient:
     def __getstate__(self) -> dict[str, Any]:
         raise TypeError("LLMClient is not picklable; rebuild it from its EndpointSpec")
 
+    def __copy__(self) -> LLMClient:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> LLMClient:
+        # A client is a shared connection to an endpoint, not state: copies share it.
+        return self
+
     # -- public ---------------------------------------------------------------------------
     def add_sink(self, sink: RecordSink) -> None:
         """Also send every future CallRecord to `sink`."""
@@ -101,28 +108,22 @@ class LLMClient:
             kind="chat", purpose=purpose, model=spec.model, base_url=spec.base_url,
             prompt_digest=prompt_digest, repetition=repetition, seed=seed,
         )
-        estimate = estimate_prompt_tokens(messages)
-        truncated = {"truncated_tokens": 0, "dropped_messages": 0}
-        budget = spec.prompt_budget
-        if budget is not None and estimate > budget:
-            fit = truncate_messages(messages, budget) if spec.overflow == "truncate_oldest" else None
-            if fit is None or not fit.fits:
-                return None, self._emit(
-                    **base, request_digest=request_key(self._chat_payload(messages, repetition)),
-                    status="failed", reason="prompt_over_context_window",
-                    error=f"estimated prompt {estimate} tokens exceeds budget {budget} "
-                    f"(context_window {spec.context_window} - max_tokens {spec.max_tokens})",
-                    usage=Usage(estimated_prompt_tokens=estimate),
-                    latency_s=time.monotonic() - started,
-                )
-            messages = list(fit.messages)
-            estimate = fit.prompt_tokens
-            truncated = {"truncated_tokens": fit.dropped_tokens,
-                         "dropped_messages": fit.dropped_messages}
-
+        fit = self._fit_window(messages)
+        if not fit.fits:
+            return None, self._emit(
+                **base, request_digest=request_key(self._chat_payload(messages, repetition)),
+                status="failed", reason="prompt_over_context_window",
+                error=f"estimated prompt {estimate_prompt_tokens(messages)} tokens exceeds budget "
+                f"{spec.prompt_budget} (context_window {spec.context_window} - max_tokens "
+                f"{spec.max_tokens}; overflow policy {spec.overflow})",
+                usage=Usage(estimated_prompt_tokens=estimate_prompt_tokens(messages)),
+                latency_s=time.monotonic() - started,
+            )
+        messages, estimate = list(fit.messages), fit.prompt_tokens
         payload = self._chat_payload(messages, repetition)
         key = request_key(payload)
-        base.update(request_digest=key, **truncated)
+        base.update(request_digest=key, truncated_tokens=fit.dropped_tokens,
+                    dropped_messages=fit.dropped_messages)
 
         if self.cache is not None and (hit := self.cache.get(key)) is not None:
             return hit.response["text"], self._emit(
@@ -255,6 +256,18 @@ class LLMClient:
                 self._sdk = None
 
     # -- internals ------------------------------------------------------------------------
+    def _fit_window(self, messages: list[dict[str, str]]) -> MessageFit:
+        """The messages to send under the window and overflow policy (`fits` False: refuse)."""
+        budget = self.spec.prompt_budget
+        estimate = estimate_prompt_tokens(messages)
+        if budget is None or estimate <= budget or self.spec.overflow == "fail":
+            # Hot path, trusted values: skip re-validating every message.
+            return MessageFit.model_construct(
+                messages=tuple(messages), dropped_messages=0, dropped_tokens=0,
+                prompt_tokens=estimate, fits=budget is None or estimate <= budget,
+            )
+        return truncate_messages(messages, budget)
+
     def _chat_payload(self, messages: list[dict[str, str]], repetition: int) -> dict[str, Any]:
         spec = self.spec
         return {
@@ -277,8 +290,7 @@ class LLMClient:
         key = self.spec.read_api_key()
         with self._sdk_lock:
             if self._sdk is None or self._sdk.api_key != key:
-                if self._sdk is not None:
-                    self._sdk.close()
+                # A rotated key gets a new SDK client; the old one is left to finish its calls.
                 # Plain-HTTP endpoints never use TLS: skip loading a CA bundle (~0.1 s a client).
                 plain = self.spec.base_url.startswith("http://")
                 self._sdk = openai.OpenAI(

@@ -63,6 +63,13 @@ class EndpointSpec(BaseModel):
     price_completion_per_1k: float | None = Field(default=None, ge=0)
     """USD per 1,000 completion tokens, if known."""
 
+    @classmethod
+    def of(cls, endpoint: BaseModel | EndpointSpec) -> EndpointSpec:
+        """An EndpointSpec from a campaign's endpoint table (same field names; unknown ones fail)."""
+        if isinstance(endpoint, cls):
+            return endpoint
+        return cls.model_validate(endpoint.model_dump())
+
     @model_validator(mode="after")
     def _window_holds_completion(self) -> EndpointSpec:
         if self.context_window is not None and self.context_window <= self.max_tokens:

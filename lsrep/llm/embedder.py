@@ -16,8 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from pydantic import BaseModel
 
+from lsrep.llm.cache import ResponseCache
 from lsrep.llm.client import LLMClient
+from lsrep.llm.config import EndpointSpec
 
 
 def l2_normalise(rows: np.ndarray) -> np.ndarray:
@@ -34,6 +37,13 @@ class OpenAIEmbedder:
         self.client = client
         self.batch_size = batch_size
         self.name = f"openai-compatible:{client.spec.model}"
+
+    @classmethod
+    def from_endpoint(
+        cls, endpoint: BaseModel, *, cache: ResponseCache | None = None
+    ) -> OpenAIEmbedder:
+        """From a campaign endpoint table (see :meth:`EndpointSpec.of`)."""
+        return cls(LLMClient(EndpointSpec.of(endpoint), cache=cache))
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """One unit row per text. Raises LLMCallError if the endpoint fails after retries."""

@@ -18,8 +18,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from lsrep.llm.cache import ResponseCache
 from lsrep.llm.client import LLMClient
-from lsrep.llm.prompts import (
+from lsrep.llm.config import EndpointSpec
+from lsrep.llm.records import CallRecord
+from lsrep.prompts import (
     JUDGE_EVOLVING,
     JUDGE_EVOLVING_REPAIR,
     LME_ABSTENTION,
@@ -31,7 +34,6 @@ from lsrep.llm.prompts import (
     PromptTemplate,
     combined_digest,
 )
-from lsrep.llm.records import CallRecord
 from lsrep.text import normalise_answer
 from lsrep.verdict import JudgeCase, Outcome, Verdict, VersionView
 
@@ -109,6 +111,13 @@ class ModelJudge:
     @property
     def prompt_digest(self) -> str:
         return combined_digest(*(t.digest for t in self.templates()), self.repair.digest)
+
+    def identity(self) -> dict[str, Any]:
+        """What a run records to rebuild this judge (the key is never part of the spec)."""
+        return {"name": self.name, "version": self.version, "prompt_digest": self.prompt_digest,
+                "templates": {t.name: t.version for t in (*self.templates(), self.repair)},
+                "max_parse_retries": self.max_parse_retries,
+                "endpoint": self.client.spec.model_dump(mode="json")}
 
     def templates(self) -> tuple[PromptTemplate, ...]:
         raise NotImplementedError
@@ -271,10 +280,12 @@ class LongMemEvalJudge(ModelJudge):
         )
 
     def read(self, case: JudgeCase, text: str) -> Verdict:
-        words = normalise_answer(text).split()
-        if not words or words[0] not in ("yes", "no"):
-            raise _Unparseable("expected yes or no")
-        yes = words[0] == "yes"
+        # Unambiguous only: exactly one of the two words appears ("The answer is yes." reads,
+        # "yes or no" does not). LongMemEval's own check is the looser `"yes" in reply`.
+        found = {"yes", "no"} & set(normalise_answer(text).split())
+        if len(found) != 1:
+            raise _Unparseable("expected exactly one of yes or no")
+        yes = found == {"yes"}
         if self.is_abstention(case):
             outcome: Outcome = "abstained" if yes else "wrong"
         elif yes:
@@ -282,7 +293,7 @@ class LongMemEvalJudge(ModelJudge):
         else:
             outcome = "abstained" if says_unknown(case.answer) else "wrong"
         return Verdict(outcome=outcome, correct=credit(case, outcome),
-                       rationale=f"{self.template_for(case).name}: {words[0]}")
+                       rationale=f"{self.template_for(case).name}: {'yes' if yes else 'no'}")
 
 
 # -- (c) panels --------------------------------------------------------------------------
@@ -315,6 +326,11 @@ class MultiPassJudge:
     @property
     def prompt_digest(self) -> str:
         return combined_digest(*(j.prompt_digest for j in self.judges))
+
+    def identity(self) -> dict[str, Any]:
+        return {"name": self.name, "version": self.version, "prompt_digest": self.prompt_digest,
+                "passes": self.passes, "min_valid": self.min_valid,
+                "judges": [j.identity() for j in self.judges]}
 
     def judge(self, case: JudgeCase) -> Verdict:
         return self.assess(case).verdict
@@ -361,3 +377,18 @@ def majority(labels: Sequence[Outcome]) -> tuple[Outcome, int]:
     top = max(counts.values())
     tied = [label for label in _CONSERVATIVE if counts.get(label) == top]
     return tied[0], top
+
+
+def build_judge(
+    kind: Literal["evolving", "longmemeval"],
+    endpoint: BaseModel,
+    *,
+    passes: int = 1,
+    cache: ResponseCache | None = None,
+) -> ModelJudge | MultiPassJudge:
+    """A judge from a campaign's judge table: one model judge, or a panel when passes > 1."""
+    client = LLMClient(EndpointSpec.of(endpoint), cache=cache)
+    judge: ModelJudge = (
+        EvolvingReferenceJudge(client) if kind == "evolving" else LongMemEvalJudge(client)
+    )
+    return judge if passes == 1 else MultiPassJudge([judge], passes=passes)

@@ -136,27 +136,24 @@ class UsageLedger:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._totals = {p: PurposeTotals() for p in PURPOSES}
+        self._totals = {p: dict.fromkeys(PurposeTotals.model_fields, 0) for p in PURPOSES}
 
     def add(self, record: CallRecord) -> None:
+        billed = not record.cached
         with self._lock:
             t = self._totals[record.purpose]
-            billed = not record.cached
-            self._totals[record.purpose] = PurposeTotals(
-                calls=t.calls + 1,
-                cached=t.cached + int(record.cached),
-                failed=t.failed + int(not record.ok),
-                attempts=t.attempts + record.attempts,
-                prompt_tokens=t.prompt_tokens + (record.usage.prompt_tokens or 0) * billed,
-                completion_tokens=t.completion_tokens
-                + (record.usage.completion_tokens or 0) * billed,
-                cost_usd=t.cost_usd + (record.cost_usd or 0.0),
-            )
+            t["calls"] += 1
+            t["cached"] += int(record.cached)
+            t["failed"] += int(not record.ok)
+            t["attempts"] += record.attempts
+            t["prompt_tokens"] += (record.usage.prompt_tokens or 0) * billed
+            t["completion_tokens"] += (record.usage.completion_tokens or 0) * billed
+            t["cost_usd"] += record.cost_usd or 0.0
 
     def totals(self) -> dict[str, PurposeTotals]:
-        """A copy of the totals per purpose (tokens and cost count only uncached calls)."""
+        """Totals per purpose (tokens and cost count only uncached calls)."""
         with self._lock:
-            return dict(self._totals)
+            return {p: PurposeTotals(**t) for p, t in self._totals.items()}
 
 
 def message_texts(messages: Sequence[dict[str, str]]) -> list[str]:

@@ -1,0 +1,56 @@
+"""Bridge: the engine's context-mode `Answerer` (lsrep.answering) answered by a model endpoint.
+
+The engine's base class builds the prompt and applies the answerer's window and
+overflow policy; this class only sends the messages through :class:`LLMClient`
+(purpose `answer`) and hands back the CallRecord as a dict for the store. It
+also gives systems their model (purpose `system`) on the same endpoint.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from lsrep.answering import Answerer, AnswerOutcome
+from lsrep.contract import Fragment
+from lsrep.llm.cache import ResponseCache
+from lsrep.llm.client import LLMClient, SystemLanguageModel
+from lsrep.llm.config import EndpointSpec
+from lsrep.protocol.campaign import AnswererSpec
+
+
+class LLMAnswerer(Answerer):
+    """Context-mode answers from an OpenAI-compatible endpoint."""
+
+    version = "1"
+
+    def __init__(self, spec: AnswererSpec, *, cache: ResponseCache | None = None) -> None:
+        super().__init__(spec)
+        if spec.endpoint is None:
+            raise ValueError("answerer kind 'llm' needs an endpoint")
+        self.client = LLMClient(EndpointSpec.of(spec.endpoint), cache=cache)
+        self.name = f"llm:{self.client.spec.model}"
+        self._system_llm: SystemLanguageModel | None = None
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(),
+                "endpoint": self.client.spec.model_dump(mode="json")}
+
+    def system_llm(self) -> SystemLanguageModel:
+        if self._system_llm is None:
+            self._system_llm = self.client.as_language_model()
+        return self._system_llm
+
+    def _complete(
+        self, question: str, messages: list[dict[str, str]], fragments: Sequence[Fragment]
+    ) -> AnswerOutcome:
+        text, record = self.client.complete(
+            messages, purpose="answer", prompt_digest=self.template_digest
+        )
+        return AnswerOutcome(
+            text=text, prompt_tokens=0, within_limit=True, fragments_used=fragments,
+            usage_prompt_tokens=record.usage.prompt_tokens,
+            usage_completion_tokens=record.usage.completion_tokens,
+            error=None if record.ok else f"{record.reason}: {record.error}",
+            calls=[record.model_dump(mode="json")],
+        )
