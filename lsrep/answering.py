@@ -84,6 +84,13 @@ class Answerer:
         """Model handed to systems for their internal calls (None: their offline stand-ins)."""
         return None
 
+    def drain_system_calls(self) -> list[dict[str, Any]]:
+        """Records of systems' internal model calls since the last drain (as dicts)."""
+        llm = self.system_llm()
+        if llm is None or not hasattr(llm, "drain"):
+            return []
+        return [r.model_dump(mode="json") for r in llm.drain()]
+
     def answer(self, question: str, now: datetime, fragments: Sequence[Fragment],
                turn_index: Mapping[str, int] | None = None) -> AnswerOutcome:
         start = time.perf_counter()
@@ -124,9 +131,10 @@ class OfflineAnswerer(Answerer):
                              fragments_used=fragments)
 
 
-def make_answerer(spec: AnswererSpec) -> Answerer:
+def make_answerer(spec: AnswererSpec, store_path: str | None = None) -> Answerer:
+    """The campaign's answerer; model calls are cached beside the store when one is given."""
     if spec.kind == "extractive":
         return OfflineAnswerer(spec)
     from lsrep.llm.answering import LLMAnswerer
 
-    return LLMAnswerer(spec)
+    return LLMAnswerer(spec, store_path=store_path)

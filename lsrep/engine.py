@@ -26,6 +26,7 @@ from lsrep.answering import Answerer, make_answerer
 from lsrep.contract import Fragment, QueryResult, ReplayTurn
 from lsrep.embeddings_factory import make_embedder
 from lsrep.harness import CallLog, Guarded, build_adapter, validate_condition
+from lsrep.judging import call_row
 from lsrep.plan import (
     CheckpointStep,
     IngestStep,
@@ -38,7 +39,6 @@ from lsrep.protocol.campaign import AnswererSpec, EmbedderSpec
 from lsrep.protocol.models import Probe, ProbeSet, Trajectory
 from lsrep.scoring import judge_deterministic
 from lsrep.text import estimate_tokens
-from lsrep.verdict import JudgeCase, VersionView
 
 
 @dataclass(frozen=True)
@@ -63,6 +63,8 @@ class UnitTask:
     repetition: int
     seed: int
     progress: bool = False
+    store_path: str | None = None
+    """Where the run store lives: model calls are cached and rate-limited beside it."""
 
 
 @dataclass
@@ -93,7 +95,7 @@ class _Replay:
         self.index = task.trajectory.index_of()
         self.turns = task.trajectory.turns
         self.probes: dict[str, Probe] = {p.probe_id: p for p in task.probes.probes}
-        self.answerer: Answerer = make_answerer(task.answerer)
+        self.answerer: Answerer = make_answerer(task.answerer, task.store_path)
         cls, opts = validate_condition(task.system, task.options, task.disable, task.condition)
         self.adapter_cls = cls
         adapter = build_adapter(
@@ -141,6 +143,7 @@ class _Replay:
                 case CheckpointStep():
                     self._checkpoint(step)
         self.guard.call("close", self.guard.adapter.close)
+        self._drain_system_calls(None)
 
     def _ingest(self, step: IngestStep) -> None:
         turn = self.turns[step.index]
@@ -246,13 +249,19 @@ class _Replay:
             row["truncated_tokens"] += outcome.dropped_tokens
             fragments = list(outcome.fragments_used)
             for record in outcome.calls:
-                self.llm_calls.append({**record, "run_id": task.run_id, "obs_id": row["obs_id"]})
+                self.llm_calls.append(call_row(record, task.run_id, row["obs_id"]))
             if outcome.error is not None:
                 row["error"] = self.log.record_failure(
                     "answer", outcome.error, checkpoint=step.ordinal, probe_id=probe.probe_id
                 )
         self._record_fragments(row, fragments, step)
         self._finish(row, probe, ask, fragments)
+        self._drain_system_calls(row["obs_id"])
+
+    def _drain_system_calls(self, obs_id: str | None) -> None:
+        # Systems' own model calls (extraction, consolidation, system-mode answers).
+        for record in self.answerer.drain_system_calls():
+            self.llm_calls.append(call_row(record, self.task.run_id, obs_id))
 
     # -- rows ----------------------------------------------------------------------------------
     def _observation_row(self, step: CheckpointStep, probe: Probe, ask: ProbeAsk) -> dict[str, Any]:
@@ -318,7 +327,7 @@ class _Replay:
         if row["error"] is not None:
             row["status"] = "error"
         self.observations.append(row)
-        self.judgements.append(deterministic_judgement(row, probe, ask))
+        self.judgements.append(deterministic_judgement(row))
 
     def _error_rows(self, step: CheckpointStep, reason: str) -> None:
         for ask in step.probes:
@@ -346,34 +355,23 @@ def _json_list(items: tuple[str, ...]) -> str:
     return json.dumps(list(items)) if items else "[]"
 
 
-def judge_case(row: dict[str, Any], probe: Probe, expected) -> JudgeCase:
-    def view(versions) -> tuple[VersionView, ...]:
-        return tuple(VersionView(answer=v.answer, aliases=v.aliases, valid_from=v.valid_from,
-                                 valid_until=v.valid_until) for v in versions)
-
-    return JudgeCase(
-        question=probe.question, answer=row["answer"] or "", kind=probe.kind, category=probe.category,
-        expect_abstain=expected.expect_abstain, in_force=view(expected.in_force),
-        superseded=view(expected.superseded), later=view(expected.later), now=row["sim_time"],
-    )
-
-
-def deterministic_judgement(row: dict[str, Any], probe: Probe, ask: ProbeAsk) -> dict[str, Any]:
+def deterministic_judgement(row: dict[str, Any]) -> dict[str, Any]:
+    """The deterministic judge's row for an observation row (which carries its expectation)."""
+    from lsrep.judging import case_from_row
     from lsrep.scoring import DETERMINISTIC_JUDGE, DETERMINISTIC_VERSION, best_f1, exact_match
 
     base = {
         "obs_id": row["obs_id"], "judge": DETERMINISTIC_JUDGE, "run_id": row["run_id"],
         "judge_version": DETERMINISTIC_VERSION, "prompt_digest": None, "passes": None, "agreement": None,
-        "rationale": None, "rubric": None,
+        "rationale": None, "rubric": None, "status": "ok", "error": None,
     }
     if row["status"] == "error" or row["answer"] is None:
-        return {**base, "outcome": "error", "correct": 0, "exact": 0, "f1": None, "status": "ok", "error": None}
-    case = judge_case(row, probe, ask.expected)
+        return {**base, "outcome": "error", "correct": 0, "exact": 0, "f1": None}
+    case = case_from_row(row)
     verdict = judge_deterministic(case)
     return {
         **base, "outcome": verdict.outcome, "correct": int(verdict.correct),
         "exact": int(exact_match(case.answer, case.in_force)), "f1": best_f1(case.answer, case.in_force),
-        "status": "ok", "error": None,
     }
 
 

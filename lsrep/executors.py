@@ -114,7 +114,7 @@ def crashed_unit(task: UnitTask, exc: BaseException) -> UnitResult:
                 "proven_leak": 0, "unattributed": 0, "truncated_tokens": 0, "budget_exceeded": 0,
             }
             observations.append(row)
-            judgements.append(deterministic_judgement(row, probe, ask))
+            judgements.append(deterministic_judgement(row))
     unit = {
         "run_id": task.run_id, "unit_id": task.unit_id, "condition": task.condition,
         "trajectory": task.trajectory.trajectory_id, "repetition": task.repetition, "seed": task.seed,

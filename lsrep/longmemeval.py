@@ -173,15 +173,21 @@ def run_longmemeval(spec: LongMemEvalSpec, *, source: Path | None = None, execut
                     answer_mode=cond.answer_mode or spec.answer_mode, answerer=spec.answerer,
                     embedder=spec.embedder, retrieval_budget=spec.retrieval_budget, repetition=0,
                     seed=unit_seed(spec.seed, cond.name, item.trajectory_id, 0), progress=progress,
+                    store_path=str(store.path),
                 ))
             if todo:
                 store.write_turns(run_id, item.trajectory_id, _turn_rows(run_id, trajectory, plan))
                 gold_by_trajectory[item.trajectory_id] = [item, trajectory, len(todo)]
             yield from todo
 
+    from lsrep.judging import build_judge, judge_unit_tables
+
+    judges = [(j, build_judge(j, store.path)) for j in spec.judges if j.kind != "deterministic"]
     executor = executor or InProcessExecutor()
     for result in executor.run(tasks()):
         _attach_gold(result, gold_by_trajectory)
+        if judges:
+            judge_unit_tables(result.tables, judges)
         store.write_unit(result.unit, result.tables)
         counts["run"] += 1
         counts["failed"] += result.unit["status"] == "failed"

@@ -27,6 +27,7 @@ from lsrep.engine import UnitTask, unit_seed
 from lsrep.errors import ConfigError
 from lsrep.executors import Executor, InProcessExecutor
 from lsrep.harness import validate_condition
+from lsrep.judging import build_judge, judge_unit_tables
 from lsrep.plan import ReplayPlan, plan_replay
 from lsrep.protocol.campaign import LoadedCampaign, load_campaign
 from lsrep.protocol.loading import load_probes, load_trajectory
@@ -198,17 +199,21 @@ def run_campaign(path: Path | str, *, executor: Executor | None = None, progress
         store.write_turns(run_id, tid, _turn_rows(run_id, tid, trajectory, plans, campaign))
 
     done = store.finished_units(run_id)
-    tasks = [t for t in _tasks(run_id, campaign, inputs, plans, progress) if t.unit_id not in done]
+    tasks = [t for t in _tasks(run_id, campaign, inputs, plans, progress, store.path) if t.unit_id not in done]
+    judges = [(j, build_judge(j, store.path)) for j in campaign.spec.judges if j.kind != "deterministic"]
     executor = executor or InProcessExecutor()
     failed = 0
     for result in executor.run(tasks):
+        if judges:
+            judge_unit_tables(result.tables, judges)
         store.write_unit(result.unit, result.tables)
         failed += result.unit["status"] == "failed"
     store.finish_run(run_id)
     return RunOutcome(run_id, store.path, resumed, len(tasks), len(done), failed)
 
 
-def _tasks(run_id: str, campaign: LoadedCampaign, inputs, plans, progress: bool) -> list[UnitTask]:
+def _tasks(run_id: str, campaign: LoadedCampaign, inputs, plans, progress: bool,
+           store_path: Path) -> list[UnitTask]:
     spec = campaign.spec
     tasks = []
     for cond in spec.conditions:
@@ -223,6 +228,7 @@ def _tasks(run_id: str, campaign: LoadedCampaign, inputs, plans, progress: bool)
                     answer_mode=cond.answer_mode or spec.answer_mode, answerer=spec.answerer,
                     embedder=spec.embedder, retrieval_budget=spec.retrieval_budget, repetition=rep,
                     seed=unit_seed(spec.seed, cond.name, tid, rep), progress=progress,
+                    store_path=str(store_path),
                 ))
     return tasks
 

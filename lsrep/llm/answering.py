@@ -13,9 +13,7 @@ from typing import Any
 
 from lsrep.answering import Answerer, AnswerOutcome
 from lsrep.contract import Fragment
-from lsrep.llm.cache import ResponseCache
-from lsrep.llm.client import LLMClient, SystemLanguageModel
-from lsrep.llm.config import EndpointSpec
+from lsrep.llm.client import SystemLanguageModel
 from lsrep.protocol.campaign import AnswererSpec
 
 
@@ -24,11 +22,14 @@ class LLMAnswerer(Answerer):
 
     version = "1"
 
-    def __init__(self, spec: AnswererSpec, *, cache: ResponseCache | None = None) -> None:
+    def __init__(self, spec: AnswererSpec, *, store_path: str | None = None) -> None:
         super().__init__(spec)
         if spec.endpoint is None:
             raise ValueError("answerer kind 'llm' needs an endpoint")
-        self.client = LLMClient(EndpointSpec.of(spec.endpoint), cache=cache)
+        from lsrep.judging import make_client
+
+        # One response cache and one cross-process concurrency limit per store folder.
+        self.client = make_client(spec.endpoint, store_path)
         self.name = f"llm:{self.client.spec.model}"
         self._system_llm: SystemLanguageModel | None = None
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from lsrep.engine import judge_case
+from lsrep.judging import case_from_row
 from lsrep.protocol.models import Probe, ReferenceVersion, Trajectory, Turn
 from lsrep.references import resolve_expected
 from lsrep.scoring import judge_deterministic
@@ -32,8 +32,9 @@ EVOLUTION = Probe(probe_id="db-evo", question="Which databases has the project u
 def label(probe: Probe, prefix_len: int, answer: str) -> str:
     index = _trajectory().index_of()
     exp = resolve_expected(probe, index, prefix_len)
-    row = {"answer": answer, "sim_time": None}
-    return judge_deterministic(judge_case(row, probe, exp)).outcome
+    row = {"question": probe.question, "answer": answer, "kind": probe.kind, "category": probe.category,
+           "expected": exp.model_dump_json(), "sim_time": None}
+    return judge_deterministic(case_from_row(row)).outcome
 
 
 def test_between_t3_and_t42_sqlite_is_correct_and_postgres_is_future():

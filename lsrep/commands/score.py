@@ -1,0 +1,85 @@
+"""`lsrep score RUN --judge NAME`: (re-)judge a stored run without replaying it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def register(sub, command) -> None:
+    sp = sub.add_parser("score", help="judge a stored run again (no replay); model calls are cached")
+    sp.add_argument("run", nargs="?", default="latest")
+    sp.add_argument("--judge", required=True,
+                    help="a judge named in the run's campaign, `deterministic`, or a new name with --kind")
+    sp.add_argument("--kind", choices=["evolving", "longmemeval"], help="judge kind for a judge not in the campaign")
+    sp.add_argument("--base-url", help="OpenAI-compatible endpoint (with --kind)")
+    sp.add_argument("--model", help="model name (with --kind)")
+    sp.add_argument("--api-key-env", default="OPENAI_API_KEY", help="environment variable holding the key")
+    sp.add_argument("--passes", type=int, default=1, help="passes per observation (majority vote)")
+    sp.add_argument("--concurrency", type=int, default=4)
+    sp.add_argument("--store", default="runs/lsrep.sqlite")
+    command("score")(cmd_score)
+
+
+def cmd_score(args) -> int:
+    from lsrep.errors import ConfigError, LsrepError
+    from lsrep.protocol.campaign import EndpointRef, JudgeSpec
+    from lsrep.store import RunStore
+
+    path = Path(args.store)
+    if not path.exists():
+        raise LsrepError(f"no run store at {path} (pass --store PATH)")
+    store = RunStore(path)
+    run = store.run(args.run) if args.run != "latest" else store.run(store.latest_run())
+    run_id = run["run_id"]
+    rows = store.rows("select * from observations where run_id = ? order by obs_id", [run_id])
+    if args.judge == "deterministic":
+        judgements, calls = _deterministic(rows), []
+    else:
+        known = {j["name"]: j for j in run["manifest"].get("campaign", {}).get("judges", [])}
+        if args.judge in known and args.kind is None:
+            spec = JudgeSpec.model_validate(known[args.judge])
+        elif args.kind and args.base_url and args.model:
+            spec = JudgeSpec(name=args.judge, kind=args.kind, passes=args.passes, endpoint=EndpointRef(
+                base_url=args.base_url, model=args.model, api_key_env=args.api_key_env,
+                concurrency=args.concurrency))
+        else:
+            raise ConfigError(f"judge {args.judge!r} is not in the run's campaign "
+                              f"(known: {', '.join(known) or 'none'}); give --kind, --base-url and --model")
+        from lsrep.judging import build_judge, judge_observations
+
+        judge = build_judge(spec, path)
+        judgements, calls = judge_observations(spec.name, judge, rows, workers=spec.endpoint.concurrency)
+    store.write_judgements(judgements)
+    if calls:
+        with store.db.conn:
+            store._insert_rows("llm_calls", calls)
+    _print(store, run_id, args.judge, judgements, calls)
+    return 0
+
+
+def _deterministic(rows):
+    from lsrep.engine import deterministic_judgement
+
+    return [deterministic_judgement(row) for row in rows]
+
+
+def _print(store, run_id: str, judge: str, judgements, calls) -> None:
+    from lsrep import stats
+
+    failed = sum(1 for j in judgements if j["status"] != "ok")
+    made = sum(1 for c in calls if not c["cached"])
+    print(f"judged {len(judgements)} observation(s) of run {run_id} with {judge!r}: {failed} failed; "
+          f"{len(calls)} model call(s), {made} sent to the endpoint, {len(calls) - made} from the cache")
+    if judge == "deterministic":
+        return
+    det = {r["obs_id"]: r for r in store.rows(
+        "select obs_id, outcome, correct from judgements where run_id = ? and judge = 'deterministic'", [run_id])}
+    pairs = [(det[j["obs_id"]], j) for j in judgements if j["status"] == "ok" and j["obs_id"] in det]
+    if not pairs:
+        return
+    a = [d["outcome"] for d, _ in pairs]
+    b = [j["outcome"] for _, j in pairs]
+    pct, kappa = stats.percent_agreement(a, b), stats.cohen_kappa(a, b)
+    kappa_text = "undefined" if kappa.value is None else f"{kappa.value:.3f}"
+    print(f"agreement with the deterministic judge on outcome labels: {pct.value:.1%} (n={pct.n}), "
+          f"Cohen's kappa {kappa_text}")
