@@ -184,7 +184,8 @@ class _Replay:
         task, adapter = self.task, self.guard.adapter
         prefix_sha = self.prefix_hashes[step.prefix_len]
         snapshot, digest = None, None
-        if task.access == "isolated":
+        isolated = task.access == "isolated"
+        if isolated:
             snapshot, _, exc = self.guard.call("snapshot", adapter.snapshot, checkpoint=step.ordinal)
             if exc is not None:
                 self.aborted = self.log.record_failure("snapshot", exc, checkpoint=step.ordinal)
@@ -192,19 +193,27 @@ class _Replay:
                 return
         if adapter.supports_snapshot:
             digest, _, _ = self.guard.call("state_digest", adapter.state_digest, checkpoint=step.ordinal)
-        self.checkpoints.append({
+        row = {
             "run_id": task.run_id, "unit_id": task.unit_id, "ordinal": step.ordinal,
             "prefix_len": step.prefix_len, "last_turn_id": step.last_turn_id, "sim_time": step.now.isoformat(),
             "triggers": ",".join(step.triggers), "prefix_sha256": prefix_sha,
-            "ingested_sha256": self.ingested_hash, "state_digest": digest,
-        })
+            "ingested_sha256": self.ingested_hash, "state_digest": digest, "state_digest_after": None,
+        }
+        self.checkpoints.append(row)
         for ask in step.probes:
             self._probe(step, ask)
-            if snapshot is not None:
+            if isolated:
                 _, _, exc = self.guard.call("restore", adapter.restore, snapshot, checkpoint=step.ordinal)
                 if exc is not None:
                     self.aborted = self.log.record_failure("restore", exc, checkpoint=step.ordinal)
                     return
+        if isolated and digest is not None:
+            after, _, _ = self.guard.call("state_digest", adapter.state_digest, checkpoint=step.ordinal)
+            row["state_digest_after"] = after
+            if after != digest:
+                self.log.record_failure("isolation", "state differs after the isolated probes were rolled back "
+                                        f"(digest {digest[:12]} before, {str(after)[:12]} after)",
+                                        checkpoint=step.ordinal)
 
     def _probe(self, step: CheckpointStep, ask: ProbeAsk) -> None:
         task, adapter = self.task, self.guard.adapter

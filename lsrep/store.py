@@ -164,6 +164,13 @@ def m004_human_ratings(db: sqlite_utils.Database) -> None:
     )
 
 
+@migration
+def m005_isolation_digest(db: sqlite_utils.Database) -> None:
+    # The state digest after the isolated probes were rolled back: equal to the one before
+    # proves the probes changed nothing later checkpoints could see.
+    db["checkpoints"].add_column("state_digest_after", str)
+
+
 class RunStore:
     """A run store file; opening it applies any migration it lacks."""
 

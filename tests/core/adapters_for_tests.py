@@ -87,3 +87,18 @@ class HardCrashAdapter(FullContextAdapter):
         if turn.index == 3:
             os._exit(13)
         super().ingest(turn, now=now)
+
+
+class StickyRestoreAdapter(FullContextAdapter):
+    """Counts queries in its state, and its restore forgets to roll the counter back."""
+
+    def reset(self, *, conversation_id: str, now: datetime) -> None:
+        super().reset(conversation_id=conversation_id, now=now)
+        self.queries = 0
+
+    def query(self, question: str, *, now: datetime) -> QueryResult:
+        self.queries += 1
+        return super().query(question, now=now)
+
+    def state_digest(self) -> str:
+        return f"{super().state_digest()}:{self.queries}"

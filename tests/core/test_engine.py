@@ -151,3 +151,43 @@ options = { trajectory_path = "x" }
 
     with pytest.raises(ConfigError, match="isolated"):
         run_campaign(example)
+
+
+def test_isolated_probes_leave_every_system_state_unchanged(example):
+    """Probes under isolation cannot reinforce or prime anything: digests before and after match."""
+    text = example.read_text().replace("session-end.toml", "session-end-isolated.toml")
+    example.write_text(text.replace("[answerer]", '''[[conditions]]
+name = "ice"
+system = "ice"
+
+[[conditions]]
+name = "exia-seed"
+system = "exia-seed"
+
+[[conditions]]
+name = "thalia"
+system = "thalia"
+options = { probe_appends = true }
+
+[answerer]'''))
+    out = run_campaign(example)
+    store = RunStore(out.store_path)
+    rows = store.rows("select c.unit_id, c.state_digest, c.state_digest_after from checkpoints c "
+                      "where c.run_id = ?", [out.run_id])
+    assert len(rows) == 6 * 6
+    assert all(r["state_digest"] and r["state_digest"] == r["state_digest_after"] for r in rows)
+    assert store.rows("select count(*) n from failures where run_id = ? and phase = 'isolation'",
+                      [out.run_id])[0]["n"] == 0
+
+
+def test_a_query_that_mutates_state_is_caught_under_isolation(example):
+    example.write_text(example.read_text().replace("session-end.toml", "session-end-isolated.toml").replace(
+        "[answerer]", '''[[conditions]]
+name = "sticky"
+system = "tests.core.adapters_for_tests:StickyRestoreAdapter"
+
+[answerer]'''))
+    out = run_campaign(example)
+    store = RunStore(out.store_path)
+    failures = store.rows("select message from failures where run_id = ? and phase = 'isolation'", [out.run_id])
+    assert len(failures) == 6 and "state differs" in failures[0]["message"]
