@@ -352,12 +352,47 @@ def evidence(ctx: Context) -> Section:
         Column("acc_full", "Accuracy | all evidence", "rate_estimate"),
         Column("acc_partial", "Accuracy | evidence missing", "rate_estimate"),
     )
+    blocks: list = [Table(columns, tuple(rows), notes=(
+        "Evidence recall = share of the in-force version's evidence turns among the context's source "
+        "turns; observations whose expectation has no evidence (abstention) are left out.",
+        ctx.settings.boot_note))]
+    gold = _retrieval_gold(ctx)
+    if gold is not None:
+        blocks.append(gold)
     return Section(
         "evidence", "Evidence reach",
         "Did the context hold the turns that establish the answer? Accuracy split by whether all evidence "
         "turns reached the answer prompt separates retrieval failures from answering failures.",
-        (Table(columns, tuple(rows), notes=(
-            "Evidence recall = share of the in-force version's evidence turns among the context's source "
-            "turns; observations whose expectation has no evidence (abstention) are left out.",
-            ctx.settings.boot_note)),),
+        tuple(blocks),
     )
+
+
+def _retrieval_gold(ctx: Context) -> Table | None:
+    """LongMemEval gold labels (harness-only): retrieval recall at turn and session level."""
+    if ctx.store is None:
+        return None
+    gold = {r["obs_id"]: r for r in ctx.store.rows(
+        "select g.* from retrieval_gold g join observations o on o.obs_id = g.obs_id where o.run_id = ?",
+        [ctx.data.run["run_id"]])}
+    if not gold:
+        return None
+    by_cond = group([o for o in ctx.data.observations if o["obs_id"] in gold], "condition")
+    rows = []
+    for cond in ctx.conditions:
+        obs = by_cond.get(cond, [])
+        turn = [o for o in obs if gold[o["obs_id"]]["turn_recall"] is not None]
+        session = [o for o in obs if gold[o["obs_id"]]["session_recall"] is not None]
+        rows.append({
+            "condition": cond, "n": len(obs),
+            "turn": ctx.mean(turn, lambda o: gold[o["obs_id"]]["turn_recall"], "gold-turn", cond) if turn else None,
+            "session": ctx.mean(session, lambda o: gold[o["obs_id"]]["session_recall"], "gold-session", cond)
+            if session else None,
+        })
+    return Table(
+        (Column("condition", "Condition", "condition"), Column("n", "Questions", "int"),
+         Column("turn", "Turn-level recall", "rate_estimate", ctx.settings.ci_label),
+         Column("session", "Session-level recall", "rate_estimate", ctx.settings.ci_label)),
+        tuple(rows), caption="Retrieval recall against LongMemEval gold labels",
+        notes=("Turn level: share of the turns marked has_answer that the context cites. Session level: share "
+               "of the answer sessions the context draws at least one turn from. Gold labels are read by "
+               "the harness only; no system ever receives them.", ctx.settings.boot_note))
