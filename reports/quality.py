@@ -320,6 +320,7 @@ def categories(ctx: Context) -> Section:
         columns = (Column("value", title, "label"), Column("probes", "Probes", "int")) + _cond_columns(ctx)
         blocks.append(Table(columns, tuple(rows), caption=f"Accuracy by {title.lower()}",
                             notes=(ctx.settings.boot_note,) if field == "kind" else ()))
+    blocks.append(_category_over_checkpoints(ctx))
     if len(heat["rows"]) >= 2:
         blocks.insert(0, Figure("fig-categories", "heatmap", "Accuracy by category", heat,
                                 caption="Accuracy per category (rows) and condition (columns).",
@@ -329,6 +330,28 @@ def categories(ctx: Context) -> Section:
         "Where each condition wins and loses: accuracy per probe category and per kind (current, "
         "historical, evolution, abstention).", tuple(blocks),
     )
+
+
+def _category_over_checkpoints(ctx: Context) -> Table:
+    """Plain accuracy per (condition, category) at each checkpoint ordinal (no intervals: cells are small)."""
+    obs = [o for o in ctx.data.observations if o["correct"] is not None]
+    checkpoints = sorted({o["checkpoint"] for o in obs})
+    by = group(obs, "condition", "category")
+    rows = []
+    for cond in ctx.conditions:
+        for category in sorted({o["category"] or "(none)" for o in obs if o["condition"] == cond}):
+            items = by.get((cond, None if category == "(none)" else category), [])
+            row: dict[str, Any] = {"condition": cond, "category": category}
+            for cp in checkpoints:
+                cell = [o["correct"] for o in items if o["checkpoint"] == cp]
+                row[f"cp{cp}"] = sum(cell) / len(cell) if cell else None
+            rows.append(row)
+    columns = (Column("condition", "Condition", "condition"), Column("category", "Category", "label")) + tuple(
+        Column(f"cp{cp}", f"#{cp}", "rate") for cp in checkpoints)
+    return Table(columns, tuple(rows), caption="Accuracy by category over checkpoints",
+                 notes=("Share credited correct among the observations of that category asked at that "
+                        "checkpoint ordinal (all trajectories and repetitions pooled); blank where none was "
+                        "asked. Descriptive: cells can be small, so no intervals are drawn.",))
 
 
 def evidence(ctx: Context) -> Section:
