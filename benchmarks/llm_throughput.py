@@ -17,7 +17,8 @@ from lsrep.llm.config import EndpointSpec
 from lsrep.llm.records import ChatRequest
 from lsrep.llm.server import OpenAITestServer
 
-DEFAULT_CALLS = {1: 20, 8: 128, 32: 256}
+# 20 full waves per level, so the last partial wave does not dominate the steady-state rate.
+DEFAULT_CALLS = {1: 20, 8: 160, 32: 640}
 
 
 def measure(srv: OpenAITestServer, concurrency: int, calls: int) -> tuple[float, int]:
@@ -49,7 +50,7 @@ def main() -> None:
           f"{'ratio':>6} {'failed':>6}")
     with OpenAITestServer(latency_s=args.latency) as srv:
         for level in args.levels:
-            calls = args.calls or DEFAULT_CALLS.get(level, 8 * level)
+            calls = args.calls or DEFAULT_CALLS.get(level, 20 * level)
             elapsed, failed = measure(srv, level, calls)
             rate = calls / elapsed
             ideal = level / args.latency
