@@ -62,3 +62,30 @@ def test_audit_classifies_defective_and_never_eligible_mechanisms(tmp_path):
         # No documents were loaded and the history is far too short for summaries.
         assert status[(cond, "ice.leg.document")] == "never_eligible"
         assert status[(cond, "ice.leg.summary")] == "never_eligible"
+
+
+def test_graph_leg_contribution_comes_from_an_ablation_not_execution(example):
+    """Seed case I-3: the graph leg executes, but only the paired contrast can say it contributes."""
+    example.write_text(example.read_text().replace("[answerer]", '''[[conditions]]
+name = "ice"
+system = "ice"
+
+[[conditions]]
+name = "ice-no-graph"
+system = "ice"
+disable = ["ice.leg.graph"]
+
+[answerer]'''))
+    out = run_campaign(example)
+    data = load_run(RunStore(out.store_path), out.run_id, "deterministic")
+    audit = audit_run(data.events, data.manifest["conditions"], data.observations)
+    graph = next(m for m in audit.mechanisms if (m.condition, m.mechanism) == ("ice", "ice.leg.graph"))
+    assert graph.counts.executed > 0
+    effect = graph.ablation
+    assert effect is not None and effect.ablation == "ice-no-graph"
+    assert effect.pairs == 63 and effect.comparison.difference.clusters == 11
+    lo, hi = effect.comparison.difference.interval
+    assert lo <= effect.comparison.difference.value <= hi
+    assert effect.contributing == (effect.comparison.mcnemar.p_value < 0.05 and not lo <= 0 <= hi)
+    off = next(m for m in audit.mechanisms if (m.condition, m.mechanism) == ("ice-no-graph", "ice.leg.graph"))
+    assert off.status == "disabled"
