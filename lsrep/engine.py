@@ -225,14 +225,14 @@ class _Replay:
         row["query_ms"] = query_ms
         if exc is not None:
             row["error"] = self.log.record_failure("query", exc, checkpoint=step.ordinal, probe_id=probe.probe_id)
-            self._finish(row, probe, ask, None)
+            self._finish(row)
             return
         if not isinstance(result, QueryResult):
             row["error"] = self.log.record_failure(
                 "query", f"adapter returned {type(result).__name__}, not QueryResult",
                 checkpoint=step.ordinal, probe_id=probe.probe_id,
             )
-            self._finish(row, probe, ask, None)
+            self._finish(row)
             return
         fragments = list(result.fragments)
         row["system_answer"] = result.answer
@@ -264,7 +264,7 @@ class _Replay:
                     "answer", outcome.error, checkpoint=step.ordinal, probe_id=probe.probe_id
                 )
         self._record_fragments(row, fragments, step)
-        self._finish(row, probe, ask, fragments)
+        self._finish(row)
         self._drain_system_calls(row["obs_id"])
 
     def _drain_system_calls(self, obs_id: str | None) -> None:
@@ -332,7 +332,7 @@ class _Replay:
                                                 source_turn_ids=tuple(dict.fromkeys(ids))))
         self.log.where = {}
 
-    def _finish(self, row: dict[str, Any], probe: Probe, ask: ProbeAsk, fragments: list[Fragment] | None) -> None:
+    def _finish(self, row: dict[str, Any]) -> None:
         if row["error"] is not None:
             row["status"] = "error"
         self.observations.append(row)
@@ -343,7 +343,7 @@ class _Replay:
             probe = self.probes[ask.probe_id]
             row = self._observation_row(step, probe, ask)
             row["error"] = reason
-            self._finish(row, probe, ask, None)
+            self._finish(row)
 
     def result(self, elapsed: float) -> UnitResult:
         task = self.task

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import time
-import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -99,7 +98,6 @@ class Guarded:
             result = fn(*args, **kwargs)
             return result, (time.perf_counter() - start) * 1000, None
         except Exception as exc:  # noqa: BLE001 - any adapter failure becomes a recorded row
-            exc.__lsrep_trace__ = traceback.format_exc(limit=3)  # type: ignore[attr-defined]
             return None, (time.perf_counter() - start) * 1000, exc
         finally:
             self.log.where = {}
