@@ -9,7 +9,7 @@ from lsrep.errors import LsrepError
 
 def bundled_campaign() -> Path:
     root = Path(__file__).resolve().parent.parent
-    path = root / "campaigns" / "quickstart.toml"
+    path = root / "campaigns" / "showcase.toml"
     if not path.exists():
         raise LsrepError(f"bundled example not found at {path} (run from a source checkout)")
     return path

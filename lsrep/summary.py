@@ -18,8 +18,11 @@ def summary_rows(store: RunStore, run_id: str, judge: str = "deterministic") -> 
     by_cond: dict[str, list[dict]] = defaultdict(list)
     for r in rows:
         by_cond[r["condition"]].append(r)
+    declared = [c["name"] for c in store.run(run_id)["manifest"].get("campaign", {}).get("conditions", [])]
+    order = [c for c in declared if c in by_cond] + sorted(set(by_cond) - set(declared))
     out = []
-    for cond, obs in by_cond.items():
+    for cond in order:
+        obs = by_cond[cond]
         n = len(obs)
         outcomes = Counter(r["outcome"] or "error" for r in obs)
         ok = [r for r in obs if r["status"] == "ok"]

@@ -53,3 +53,13 @@ def test_unknown_run_is_one_clear_line(example):
     assert res.returncode == 2 and res.stderr.startswith("lsrep: error: no run 'nope'")
     res = lsrep("show", "--store", str(example.parent / "missing.sqlite"))
     assert res.returncode == 2 and "no run store" in res.stderr
+
+
+def test_quickstart_runs_every_builtin_system_and_writes_reports(tmp_path):
+    res = lsrep("quickstart", "--out", str(tmp_path / "qs"))
+    assert res.returncode == 0, res.stderr
+    for cond in ("null", "full-context", "vector-rag", "thalia", "ice", "exia-seed"):
+        assert f"\n{cond} " in res.stdout
+    assert "offline, deterministic" in res.stdout
+    for name in ("report.html", "report.md", "report.json"):
+        assert (tmp_path / "qs" / name).stat().st_size > 0
