@@ -86,6 +86,15 @@ def turn_digest(previous: str, payload: dict[str, Any]) -> str:
     return hashlib.sha256(previous.encode() + blob).hexdigest()
 
 
+def prefix_hashes(turns) -> list[str]:
+    """The running prefix hash after each turn (element i covers turns 0..i)."""
+    out, running = [], ""
+    for turn in turns:
+        running = turn_digest(running, turn.model_dump(mode="json"))
+        out.append(running)
+    return out
+
+
 class _Replay:
     """Mutable state of one unit's replay."""
 
@@ -104,9 +113,7 @@ class _Replay:
         )
         self.guard = Guarded(adapter, self.log)
         self.ingested_hash = ""
-        self.prefix_hashes = [""]
-        for turn in self.turns:
-            self.prefix_hashes.append(turn_digest(self.prefix_hashes[-1], turn.model_dump(mode="json")))
+        self.prefix_hashes = [""] + prefix_hashes(self.turns)
         self.checkpoints: list[dict[str, Any]] = []
         self.observations: list[dict[str, Any]] = []
         self.fragments: list[dict[str, Any]] = []

@@ -34,7 +34,7 @@ from lsrep.protocol.campaign import (
 )
 from lsrep.protocol.models import ProbeSet
 from lsrep.protocol.schedule import CheckpointSpec
-from lsrep.runner import build_manifest, sha256_file, validate_campaign
+from lsrep.runner import build_manifest, turn_rows, validate_campaign
 from lsrep.store import RunStore
 
 
@@ -176,7 +176,7 @@ def run_longmemeval(spec: LongMemEvalSpec, *, source: Path | None = None, execut
                     store_path=str(store.path),
                 ))
             if todo:
-                store.write_turns(run_id, item.trajectory_id, _turn_rows(run_id, trajectory, plan))
+                store.write_turns(run_id, item.trajectory_id, turn_rows(run_id, trajectory, plan))
                 gold_by_trajectory[item.trajectory_id] = [item, trajectory, len(todo)]
             yield from todo
 
@@ -191,13 +191,13 @@ def run_longmemeval(spec: LongMemEvalSpec, *, source: Path | None = None, execut
         store.write_unit(result.unit, result.tables)
         counts["run"] += 1
         counts["failed"] += result.unit["status"] == "failed"
-        _release(result, gold_by_trajectory, spec)
+        _release(result, gold_by_trajectory)
     store.finish_run(run_id)
     return DiagnosticOutcome(run_id, store.path, resumed, counts["questions"], counts["run"], len(done),
                              counts["failed"])
 
 
-def _release(result: UnitResult, gold: dict[str, Any], spec: LongMemEvalSpec) -> None:
+def _release(result: UnitResult, gold: dict[str, Any]) -> None:
     # Once every condition of a question has landed, its gold labels can go.
     entry = gold.get(result.unit["trajectory"])
     if entry is not None:
@@ -230,22 +230,3 @@ def _attach_gold(result: UnitResult, gold: dict[str, Any]) -> None:
             "n_evidence_turns": len(evidence), "n_answer_sessions": len(answer_sessions),
         })
     result.tables["retrieval_gold"] = rows
-
-
-def _turn_rows(run_id: str, trajectory, plan) -> list[dict[str, Any]]:
-    from lsrep.engine import turn_digest
-
-    rows, running = [], ""
-    for i, turn in enumerate(trajectory.turns):
-        running = turn_digest(running, turn.model_dump(mode="json"))
-        rows.append({
-            "run_id": run_id, "trajectory": trajectory.trajectory_id, "idx": i, "turn_id": turn.turn_id,
-            "session_id": turn.session_id, "timestamp": turn.timestamp.isoformat(),
-            "sim_time": plan.sim_times[i].isoformat(), "role": turn.role, "speaker": turn.speaker,
-            "content": turn.content, "prefix_sha256": running,
-        })
-    return rows
-
-
-def data_digest(path: Path) -> str:
-    return sha256_file(path)

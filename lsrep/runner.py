@@ -196,7 +196,8 @@ def run_campaign(path: Path | str, *, executor: Executor | None = None, progress
         run_id = _new_run_id(input_digest)
         store.create_run(run_id, campaign.spec.name, str(campaign.path), input_digest, plan_digest, manifest)
     for tid, (trajectory, _) in inputs.items():
-        store.write_turns(run_id, tid, _turn_rows(run_id, tid, trajectory, plans, campaign))
+        plan = plans[(campaign.spec.conditions[0].name, tid)][0]
+        store.write_turns(run_id, tid, turn_rows(run_id, trajectory, plan))
 
     done = store.finished_units(run_id)
     tasks = [t for t in _tasks(run_id, campaign, inputs, plans, progress, store.path) if t.unit_id not in done]
@@ -233,16 +234,13 @@ def _tasks(run_id: str, campaign: LoadedCampaign, inputs, plans, progress: bool,
     return tasks
 
 
-def _turn_rows(run_id: str, tid: str, trajectory: Trajectory, plans, campaign: LoadedCampaign) -> list[dict]:
-    from lsrep.engine import turn_digest
+def turn_rows(run_id: str, trajectory: Trajectory, plan: ReplayPlan) -> list[dict]:
+    """Store rows for a trajectory's turns, with simulated times and running prefix hashes."""
+    from lsrep.engine import prefix_hashes
 
-    plan = plans[(campaign.spec.conditions[0].name, tid)][0]
-    rows, running = [], ""
-    for i, turn in enumerate(trajectory.turns):
-        running = turn_digest(running, turn.model_dump(mode="json"))
-        rows.append({
-            "run_id": run_id, "trajectory": tid, "idx": i, "turn_id": turn.turn_id, "session_id": turn.session_id,
-            "timestamp": turn.timestamp.isoformat(), "sim_time": plan.sim_times[i].isoformat(), "role": turn.role,
-            "speaker": turn.speaker, "content": turn.content, "prefix_sha256": running,
-        })
-    return rows
+    return [{
+        "run_id": run_id, "trajectory": trajectory.trajectory_id, "idx": i, "turn_id": turn.turn_id,
+        "session_id": turn.session_id, "timestamp": turn.timestamp.isoformat(),
+        "sim_time": plan.sim_times[i].isoformat(), "role": turn.role, "speaker": turn.speaker,
+        "content": turn.content, "prefix_sha256": digest,
+    } for i, (turn, digest) in enumerate(zip(trajectory.turns, prefix_hashes(trajectory.turns), strict=True))]
