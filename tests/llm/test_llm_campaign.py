@@ -35,7 +35,7 @@ def scripted_model(request) -> str:
 
 def _campaign(example, server: OpenAITestServer, key_env: str) -> None:
     endpoint = (f'base_url = "{server.base_url}"\nmodel = "scripted"\napi_key_env = "{key_env}"\n'
-                f"max_retries = 8\ntimeout_s = 1.0\nconcurrency = 4\ncontext_window = 200000\n")
+                f"max_retries = 8\ntimeout_s = 3.0\nconcurrency = 4\ncontext_window = 200000\n")
     text = example.read_text()
     text = text.replace('''[[conditions]]
 name = "full-context"
@@ -76,7 +76,7 @@ def test_campaign_survives_faults_and_reruns_from_cache(example, planted_key, tm
     with OpenAITestServer(reply=scripted_model) as server:
         _campaign(example, server, env)
         server.enqueue_faults(Fault.rate_limited(0.0), Fault.http(500), Fault.malformed(),
-                              Fault.timeout(hang_s=2.0), Fault.http(503), Fault.disconnect())
+                              Fault.timeout(hang_s=5.0), Fault.http(503), Fault.disconnect())
         first = run_campaign(example)
         sent = server.request_count
         assert sent > 0 and all(r.bearer == key for r in server.requests)
