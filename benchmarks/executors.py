@@ -17,7 +17,7 @@ from pathlib import Path
 
 from lsrep.executors import InProcessExecutor, ProcessPoolExecutor
 from lsrep.longmemeval import run_longmemeval, spec_from_systems
-from probes.generator import generate_longmemeval_file
+from lsrep.probes.generator import generate_longmemeval_file
 
 
 def timed(spec, executor) -> tuple[float, int]:

@@ -23,7 +23,7 @@ from pathlib import Path
 mode, data, store = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
 start = time.perf_counter()
 if mode == "loader":
-    from probes.longmemeval import iter_longmemeval
+    from lsrep.probes.longmemeval import iter_longmemeval
     n = sum(1 for _ in iter_longmemeval(data))
     extra = {"questions": n}
 else:
@@ -50,7 +50,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         data = args.file
         if data is None:
-            from probes.generator import generate_longmemeval_file
+            from lsrep.probes.generator import generate_longmemeval_file
 
             data = generate_longmemeval_file(Path(tmp) / "lme_s.json", n_questions=args.questions,
                                              sessions_per_question=args.sessions, seed=7)

@@ -21,8 +21,8 @@ import time
 import tracemalloc
 from pathlib import Path
 
-from probes.generator import generate_longmemeval_file
-from probes.longmemeval import iter_longmemeval
+from lsrep.probes.generator import generate_longmemeval_file
+from lsrep.probes.longmemeval import iter_longmemeval
 
 
 def _mib(n: float) -> str:

@@ -10,6 +10,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from lsrep import __version__
 from lsrep.errors import InputError, LsrepError
 
 DEFAULT_STORE = Path("runs/lsrep.sqlite")
@@ -171,6 +172,7 @@ def cmd_quickstart(args) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="lsrep", description="Longitudinal state-replay evaluation of memory systems.")
+    p.add_argument("--version", action="version", version=f"lsrep {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
 
     def with_store(sp):
@@ -211,7 +213,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("-o", "--output")
 
     sp = sub.add_parser("quickstart", help="run the bundled example end to end")
-    sp.add_argument("--out", default="runs/quickstart")
+    sp.add_argument("-o", "--out", default="runs/quickstart", help="folder for the store and the reports")
 
     for module_name in EXTENSION_MODULES:
         try:

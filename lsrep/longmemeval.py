@@ -128,7 +128,7 @@ def item_schedule(base: ScheduleSpec, checkpoint_time) -> ScheduleSpec:
 
 def run_longmemeval(spec: LongMemEvalSpec, *, source: Path | None = None, executor: Executor | None = None,
                     fresh: bool = False, progress: bool = False) -> DiagnosticOutcome:
-    from probes.longmemeval import iter_longmemeval
+    from lsrep.probes.longmemeval import iter_longmemeval
 
     campaign = _as_campaign(spec, source or spec.data)
     conditions = validate_campaign(campaign)

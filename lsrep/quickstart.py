@@ -8,10 +8,12 @@ from lsrep.errors import LsrepError
 
 
 def bundled_campaign() -> Path:
-    root = Path(__file__).resolve().parent.parent
-    path = root / "campaigns" / "showcase.toml"
+    """The showcase campaign installed with the package (`lsrep.campaigns`)."""
+    import lsrep.campaigns
+
+    path = Path(lsrep.campaigns.__file__).resolve().parent / "showcase.toml"
     if not path.exists():
-        raise LsrepError(f"bundled example not found at {path} (run from a source checkout)")
+        raise LsrepError(f"bundled example not found at {path}: the installation is incomplete")
     return path
 
 
@@ -29,7 +31,7 @@ def quickstart(out: Path) -> int:
     print(f"run id: {outcome.run_id}")
     print(f"store:  {store_path}")
     try:
-        from reports.build import write_reports
+        from lsrep.reports.build import write_reports
     except ImportError:
         return 0
     paths = write_reports(store, outcome.run_id, out)

@@ -71,7 +71,7 @@ def _generated_inputs(path: Path, trajectory_id: str, settings: dict[str, Any]) 
     from pydantic import ValidationError
 
     from lsrep.errors import InputError, pydantic_reason
-    from probes.generator import GeneratorSpec, generate_trajectory
+    from lsrep.probes.generator import GeneratorSpec, generate_trajectory
 
     try:
         spec = GeneratorSpec.model_validate({**settings, "trajectory_id": trajectory_id})
@@ -82,7 +82,7 @@ def _generated_inputs(path: Path, trajectory_id: str, settings: dict[str, Any]) 
 
 
 def _locomo_inputs(path: Path, sample_id: str, trajectory_id: str) -> tuple[Trajectory, ProbeSet]:
-    from probes.locomo import build_locomo
+    from lsrep.probes.locomo import build_locomo
 
     (conversation,) = build_locomo(path, [sample_id])
     trajectory = Trajectory(trajectory_id=trajectory_id, turns=conversation.turns)

@@ -40,7 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from lsrep.protocol.models import Probe, ReferenceVersion, Trajectory, Turn
 from lsrep.text import estimate_tokens
-from probes.native import session_turn_times, write_probes, write_trajectory
+from lsrep.probes.native import session_turn_times, write_probes, write_trajectory
 
 # --- vocabulary -------------------------------------------------------------
 # Answer pools are proper nouns the filler never uses, so a filler turn cannot

@@ -49,7 +49,7 @@ from pydantic import BaseModel, ConfigDict
 
 from lsrep.errors import InputError
 from lsrep.protocol.models import Probe, ReferenceVersion, Trajectory, Turn
-from probes.native import session_turn_times, write_probes, write_trajectory
+from lsrep.probes.native import session_turn_times, write_probes, write_trajectory
 
 CATEGORY_NAMES: dict[int, str] = {
     1: "multi-hop",

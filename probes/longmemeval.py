@@ -46,7 +46,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from lsrep.errors import InputError, pydantic_reason
 from lsrep.protocol.models import Probe, ReferenceVersion, Trajectory, Turn
-from probes.native import session_turn_times
+from lsrep.probes.native import session_turn_times
 
 QUESTION_TYPES: tuple[str, ...] = (
     "single-session-user",

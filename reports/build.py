@@ -9,10 +9,10 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from lsrep.store import RunStore
-from reports.load import DETERMINISTIC
-from reports.model import build_report
-from reports.render import render_html, render_json, render_markdown
-from reports.tree import Report
+from lsrep.reports.load import DETERMINISTIC
+from lsrep.reports.model import build_report
+from lsrep.reports.render import render_html, render_json, render_markdown
+from lsrep.reports.tree import Report
 
 FORMATS: dict[str, str] = {"html": "report.html", "md": "report.md", "json": "report.json"}
 """Format → default file name."""

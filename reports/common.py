@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lsrep import stats
-from reports.load import RunData
+from lsrep.reports.load import RunData
 
 OUTCOMES = ("correct", "stale", "future", "abstained", "wrong", "error")
 

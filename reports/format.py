@@ -16,7 +16,7 @@ from markupsafe import Markup, escape
 
 from lsrep.audit import STATUS_CLASS
 from lsrep.stats import Estimate
-from reports.figures import OUTCOME_COLORS, condition_color
+from lsrep.reports.figures import OUTCOME_COLORS, condition_color
 
 DASH = "—"
 MIX_ORDER = ("correct", "stale", "future", "abstained", "wrong", "error", "unjudged")

@@ -10,9 +10,9 @@ from typing import Any
 
 from lsrep import audit, stats
 from lsrep.latency import fact_latencies, summarise_latency
-from reports.common import Context, clip, expected_text, group
-from reports.quality import aligned, comparisons
-from reports.tree import Callout, Column, Facts, Section, Table
+from lsrep.reports.common import Context, clip, expected_text, group
+from lsrep.reports.quality import aligned, comparisons
+from lsrep.reports.tree import Callout, Column, Facts, Section, Table
 
 
 def fidelity(ctx: Context) -> tuple[Section, tuple[audit.MechanismAudit, ...]]:

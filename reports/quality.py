@@ -7,8 +7,8 @@ import itertools
 from typing import Any
 
 from lsrep import stats
-from reports.common import OUTCOMES, Context, cluster, group, outcome_counts
-from reports.tree import Callout, Column, Figure, Section, Table
+from lsrep.reports.common import OUTCOMES, Context, cluster, group, outcome_counts
+from lsrep.reports.tree import Callout, Column, Figure, Section, Table
 
 
 def _acc_note(ctx: Context) -> str:

@@ -18,9 +18,9 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
 from lsrep.stats import Estimate, PairedComparison, TestResult
-from reports import format as fmt
-from reports.figures import render_figure
-from reports.tree import Callout, Facts, Figure, Paragraph, Report, Table
+from lsrep.reports import format as fmt
+from lsrep.reports.figures import render_figure
+from lsrep.reports.tree import Callout, Facts, Figure, Paragraph, Report, Table
 
 TEMPLATES = Path(__file__).parent / "templates"
 NUMERIC_KINDS = frozenset({"int", "number", "tokens", "ms", "rate", "estimate", "rate_estimate", "rate_interval", "pvalue", "p_holm", "delta",

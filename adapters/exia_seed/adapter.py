@@ -37,7 +37,7 @@ from lsrep.contract import (
     ReplayTurn,
     digest_directory,
 )
-from systems.exia_seed import ExiaSeedProvider, Fixes, Settings, StageEvent
+from lsrep.systems.exia_seed import ExiaSeedProvider, Fixes, Settings, StageEvent
 
 from .host import HermesHost
 

@@ -8,9 +8,9 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from adapters.formatting import turn_line
+from lsrep.adapters.formatting import turn_line
 from lsrep.contract import Fragment, MechanismSpec, MemoryAdapter, QueryResult, ReplayTurn
-from systems.full_context import FullContextMemory
+from lsrep.systems.full_context import FullContextMemory
 
 ASSEMBLE = "fullctx.assemble"
 TRUNCATE = "fullctx.truncate"

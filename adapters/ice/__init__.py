@@ -33,8 +33,8 @@ from lsrep.contract import (
     ReplayTurn,
     digest_directory,
 )
-from systems.ice import Fixes, IceConfig, IceSystem, SeedDefects, StageEvent, TurnRecord
-from systems.ice import __version__ as ICE_VERSION
+from lsrep.systems.ice import Fixes, IceConfig, IceSystem, SeedDefects, StageEvent, TurnRecord
+from lsrep.systems.ice import __version__ as ICE_VERSION
 
 PREFIX = "ice."
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from lsrep.contract import MemoryAdapter, QueryResult, ReplayTurn
-from systems.null_memory import NullMemory
+from lsrep.systems.null_memory import NullMemory
 
 
 class NullAdapter(MemoryAdapter):

@@ -41,9 +41,9 @@ from lsrep.contract import (
     ReplayTurn,
     digest_directory,
 )
-from systems.thalia import HarnessConfig, HarnessOutput, StageEvent, Thalia, resolve_config
-from systems.thalia import __version__ as THALIA_VERSION
-from systems.thalia.text import token_count
+from lsrep.systems.thalia import HarnessConfig, HarnessOutput, StageEvent, Thalia, resolve_config
+from lsrep.systems.thalia import __version__ as THALIA_VERSION
+from lsrep.systems.thalia.text import token_count
 
 PREFIX = "thalia."
 

@@ -7,10 +7,10 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from adapters.formatting import turn_line
+from lsrep.adapters.formatting import turn_line
 from lsrep.contract import Fragment, MechanismSpec, MemoryAdapter, QueryResult, ReplayTurn
 from lsrep.embeddings import HashingEmbedder
-from systems.vector_rag import VectorRagMemory
+from lsrep.systems.vector_rag import VectorRagMemory
 
 RETRIEVE = "vrag.retrieve"
 

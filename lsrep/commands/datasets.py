@@ -44,7 +44,7 @@ def register(sub, command) -> None:
 
 
 def cmd_convert(args) -> int:
-    from probes.locomo import convert_locomo
+    from lsrep.probes.locomo import convert_locomo
 
     report = convert_locomo(Path(args.path), Path(args.out), args.conversations or None,
                             on_bad_evidence=args.on_bad_evidence)
@@ -56,13 +56,13 @@ def cmd_convert(args) -> int:
 
 def cmd_generate(args) -> int:
     if args.what == "longmemeval":
-        from probes.generator import generate_longmemeval_file
+        from lsrep.probes.generator import generate_longmemeval_file
 
         path = generate_longmemeval_file(Path(args.out), n_questions=args.questions,
                                          sessions_per_question=args.sessions_per_question, seed=args.seed)
         print(f"wrote {path} ({path.stat().st_size / 2**20:.1f} MiB, {args.questions} questions)")
         return 0
-    from probes.generator import GeneratorSpec, write_generated
+    from lsrep.probes.generator import GeneratorSpec, write_generated
 
     spec = GeneratorSpec(seed=args.seed, sessions=args.sessions, turns_per_session=args.turns_per_session,
                          turn_tokens=args.turn_tokens)
@@ -102,7 +102,7 @@ def cmd_longmemeval(args) -> int:
     print_summary(store, outcome.run_id)
     _print_retrieval(store, outcome.run_id)
     if args.report:
-        from reports.build import write_reports
+        from lsrep.reports.build import write_reports
 
         for fmt, path in write_reports(store, outcome.run_id, Path(args.report)).items():
             print(f"{fmt} report: {path}")

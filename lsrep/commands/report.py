@@ -36,8 +36,8 @@ def register(sub, command) -> None:
     @command("report")
     def cmd_report(args) -> int:
         from lsrep.store import RunStore
-        from reports.build import FORMATS, write_report
-        from reports.model import build_report
+        from lsrep.reports.build import FORMATS, write_report
+        from lsrep.reports.model import build_report
 
         path = Path(args.store)
         if not path.exists():

@@ -5,8 +5,8 @@ Retriever, Reasoner, Memory Gate -- over an append-only SQLite episodic store. I
 nothing about any evaluation harness; see README.md for stages, provenance and deviations.
 """
 
-from systems.thalia.config import ConfigError, HarnessConfig, resolve_config
-from systems.thalia.contracts import (
+from .config import ConfigError, HarnessConfig, resolve_config
+from .contracts import (
     Citation,
     DeliveryMode,
     EvidenceWindow,
@@ -18,11 +18,11 @@ from systems.thalia.contracts import (
     ReasonerOutput,
     RetrieverOutput,
 )
-from systems.thalia.embedding import Embedder, HashingEmbedder
-from systems.thalia.events import EventHook, StageEvent
-from systems.thalia.harness import Thalia
-from systems.thalia.lm import CallableLM, ExtractiveLM, LMClient
-from systems.thalia.store import DuplicateEpisodeError, EpisodicStore
+from .embedding import Embedder, HashingEmbedder
+from .events import EventHook, StageEvent
+from .harness import Thalia
+from .lm import CallableLM, ExtractiveLM, LMClient
+from .store import DuplicateEpisodeError, EpisodicStore
 
 __version__ = "0.1.0-reimpl.1"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from systems.thalia.lexical import ORDER_DECIMALS
+from .lexical import ORDER_DECIMALS
 
 RECENCY_DECIMALS = 8
 """The recency-adjusted score is rounded to 8 decimals [SEED]."""

@@ -8,12 +8,12 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from systems.thalia.config import HarnessConfig
-from systems.thalia.contracts import Episode, GateOutput
-from systems.thalia.events import EventRelay
-from systems.thalia.memory import Delta, MemoryFile
-from systems.thalia.routing import explicit_memory_request, requires_consolidation, strip_cue
-from systems.thalia.store import DuplicateEpisodeError, EpisodicStore
+from .config import HarnessConfig
+from .contracts import Episode, GateOutput
+from .events import EventRelay
+from .memory import Delta, MemoryFile
+from .routing import explicit_memory_request, requires_consolidation, strip_cue
+from .store import DuplicateEpisodeError, EpisodicStore
 
 
 @dataclass(frozen=True)

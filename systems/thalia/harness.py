@@ -14,8 +14,8 @@ from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
-from systems.thalia.config import HarnessConfig
-from systems.thalia.contracts import (
+from .config import HarnessConfig
+from .contracts import (
     Episode,
     GateOutput,
     HarnessOutput,
@@ -24,19 +24,19 @@ from systems.thalia.contracts import (
     RankedEvidence,
     RetrieverOutput,
 )
-from systems.thalia.embedding import Embedder, HashingEmbedder
-from systems.thalia.events import EventHook, EventRelay
-from systems.thalia.gate import MemoryGate
-from systems.thalia.inspector import Inspector
-from systems.thalia.lm import ExtractiveLM, LMClient
-from systems.thalia.memory import MemoryFile, make_snapshot
-from systems.thalia.reasoner import Reasoner
-from systems.thalia.recall import recall_windows
-from systems.thalia.retriever import Retriever
-from systems.thalia.routing import classify_task
-from systems.thalia.store import EpisodicStore
-from systems.thalia.text import distinct_tokens
-from systems.thalia.transcript import TranscriptFile
+from .embedding import Embedder, HashingEmbedder
+from .events import EventHook, EventRelay
+from .gate import MemoryGate
+from .inspector import Inspector
+from .lm import ExtractiveLM, LMClient
+from .memory import MemoryFile, make_snapshot
+from .reasoner import Reasoner
+from .recall import recall_windows
+from .retriever import Retriever
+from .routing import classify_task
+from .store import EpisodicStore
+from .text import distinct_tokens
+from .transcript import TranscriptFile
 
 STORE_FILE = "episodes.sqlite"
 TRANSCRIPT_FILE = "transcript.jsonl"

@@ -11,11 +11,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from systems.thalia.config import HarnessConfig
-from systems.thalia.contracts import EvidenceWindow, InspectorMetadata, InspectorOutput
-from systems.thalia.events import EventRelay
-from systems.thalia.text import content_tokens, distinct_tokens
-from systems.thalia.transcript import Transcript, token_pattern
+from .config import HarnessConfig
+from .contracts import EvidenceWindow, InspectorMetadata, InspectorOutput
+from .events import EventRelay
+from .text import content_tokens, distinct_tokens
+from .transcript import Transcript, token_pattern
 
 
 def effective_max_windows(config: HarnessConfig, n_lines: int, adaptive: bool) -> int:

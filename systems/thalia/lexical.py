@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from systems.thalia.text import stopwords, tokenize
+from .text import stopwords, tokenize
 
 ORDER_DECIMALS = 12
 """Scores are compared after rounding to 12 decimals; ties go to the lower index [SEED]."""

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from systems.thalia.prompt import evidence_lines, question_of
-from systems.thalia.text import distinct_tokens
+from .prompt import evidence_lines, question_of
+from .text import distinct_tokens
 
 
 class LMClient(Protocol):

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from systems.thalia.contracts import Bullet, ConsolidationAction, MemorySnapshot
-from systems.thalia.text import content_tokens
+from .contracts import Bullet, ConsolidationAction, MemorySnapshot
+from .text import content_tokens
 
 HEADER = "# MEMORY\n"
 _SOURCE = re.compile(r"\s*\(source: turn (\d+), ([0-9-]+)\)")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from systems.thalia.contracts import EvidenceWindow, MemorySnapshot
+from .contracts import EvidenceWindow, MemorySnapshot
 
 SYSTEM_PROMPT = (
     "Answer the question using only the numbered evidence and the read-only memory; "

@@ -10,8 +10,8 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 
-from systems.thalia.config import HarnessConfig
-from systems.thalia.contracts import (
+from .config import HarnessConfig
+from .contracts import (
     Citation,
     DeliveryMode,
     EvidenceWindow,
@@ -20,11 +20,11 @@ from systems.thalia.contracts import (
     RetrieverOutput,
     TaskCategory,
 )
-from systems.thalia.events import EventRelay
-from systems.thalia.lm import LMClient
-from systems.thalia.prompt import build_messages
-from systems.thalia.routing import explicit_memory_request, requires_consolidation, route_for
-from systems.thalia.text import content_tokens, distinct_tokens, token_count
+from .events import EventRelay
+from .lm import LMClient
+from .prompt import build_messages
+from .routing import explicit_memory_request, requires_consolidation, route_for
+from .text import content_tokens, distinct_tokens, token_count
 
 
 def integrate(query: str, windows: Sequence[EvidenceWindow], cap: int) -> list[EvidenceWindow]:

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from systems.thalia.config import HarnessConfig
-from systems.thalia.contracts import EvidenceWindow
-from systems.thalia.events import EventRelay
-from systems.thalia.store import EpisodicStore, sanitize_fts_query
-from systems.thalia.transcript import episode_lines
+from .config import HarnessConfig
+from .contracts import EvidenceWindow
+from .events import EventRelay
+from .store import EpisodicStore, sanitize_fts_query
+from .transcript import episode_lines
 
 
 def recall_windows(query: str, store: EpisodicStore, present_turns: Iterable[int],

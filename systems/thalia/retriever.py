@@ -12,14 +12,14 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from systems.thalia.config import HarnessConfig
-from systems.thalia.contracts import DeliveryMode, EvidenceWindow, RankedEvidence, RetrieverOutput
-from systems.thalia.embedding import Embedder
-from systems.thalia.events import EventRelay
-from systems.thalia.fusion import Lane, Scored, apply_recency, mmr_order, weighted_rrf
-from systems.thalia.lexical import BM25, expand_query, expansion_terms
-from systems.thalia.semantic import SemanticIndex
-from systems.thalia.text import token_count
+from .config import HarnessConfig
+from .contracts import DeliveryMode, EvidenceWindow, RankedEvidence, RetrieverOutput
+from .embedding import Embedder
+from .events import EventRelay
+from .fusion import Lane, Scored, apply_recency, mmr_order, weighted_rrf
+from .lexical import BM25, expand_query, expansion_terms
+from .semantic import SemanticIndex
+from .text import token_count
 
 
 def _ids(items: Sequence[RankedEvidence]) -> tuple[str, ...]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from systems.thalia.contracts import Route, TaskCategory
+from .contracts import Route, TaskCategory
 
 _WORDS = lambda *ws: re.compile(r"\b(" + "|".join(ws) + r")\b", re.IGNORECASE)  # noqa: E731
 

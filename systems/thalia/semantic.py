@@ -10,8 +10,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from systems.thalia.embedding import Embedder, embed_matrix
-from systems.thalia.lexical import LaneHit, rank_hits
+from .embedding import Embedder, embed_matrix
+from .lexical import LaneHit, rank_hits
 
 
 class SemanticIndex:

@@ -12,8 +12,8 @@ import sqlite3
 from datetime import datetime
 from pathlib import Path
 
-from systems.thalia.contracts import Episode
-from systems.thalia.text import stopwords, tokenize
+from .contracts import Episode
+from .text import stopwords, tokenize
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS episodes (

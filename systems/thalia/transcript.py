@@ -14,8 +14,8 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
 
-from systems.thalia.contracts import Episode, Record
-from systems.thalia.text import distinct_tokens
+from .contracts import Episode, Record
+from .text import distinct_tokens
 
 
 def speaker_label(role: str, speaker: str | None) -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from adapters.full_context import FullContextAdapter
+from lsrep.adapters.full_context import FullContextAdapter
 from lsrep.contract import Fragment, MemoryAdapter, QueryResult, ReplayTurn
 
 
@@ -48,7 +48,7 @@ class SlowFullContextAdapter(FullContextAdapter):
     Options = SlowOptions
 
     def reset(self, *, conversation_id: str, now: datetime) -> None:
-        from systems.full_context import FullContextMemory
+        from lsrep.systems.full_context import FullContextMemory
 
         self.memory = FullContextMemory(context_limit=None)
 

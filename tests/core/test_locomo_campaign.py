@@ -8,9 +8,9 @@ from pathlib import Path
 from lsrep.cli import main
 from lsrep.registry import ADAPTERS
 from lsrep.store import RunStore
-from probes.locomo import build_locomo
-from probes.native import write_probes, write_trajectory
-from reports.model import build_report
+from lsrep.probes.locomo import build_locomo
+from lsrep.probes.native import write_probes, write_trajectory
+from lsrep.reports.model import build_report
 
 
 def _first_sessions(shared: Path, out: Path, sessions: int) -> tuple[Path, Path]:

@@ -9,8 +9,8 @@ from lsrep.cli import main
 from lsrep.longmemeval import LongMemEvalSpec, run_longmemeval, spec_from_systems
 from lsrep.protocol.campaign import ConditionSpec
 from lsrep.store import RunStore
-from probes.generator import generate_longmemeval_file
-from reports.model import build_report
+from lsrep.probes.generator import generate_longmemeval_file
+from lsrep.reports.model import build_report
 
 
 def _fragment(shared: Path) -> Path:

@@ -7,8 +7,8 @@ import re
 from lsrep.llm.server import OpenAITestServer
 from lsrep.runner import run_campaign
 from lsrep.store import RunStore
-from systems.exia_seed.prompts import CONSOLIDATION_TASK
-from systems.exia_seed.standin import StandInModel
+from lsrep.systems.exia_seed.prompts import CONSOLIDATION_TASK
+from lsrep.systems.exia_seed.standin import StandInModel
 
 STANDIN = StandInModel()
 

@@ -9,8 +9,8 @@ import pytest
 
 from lsrep.errors import InputError
 from lsrep.protocol.loading import load_probes, load_trajectory
-from probes.locomo import build_locomo, convert_locomo, parse_session_date
-from probes.native import dangling_turn_ids
+from lsrep.probes.locomo import build_locomo, convert_locomo, parse_session_date
+from lsrep.probes.native import dangling_turn_ids
 
 LOCOMO = Path(__file__).resolve().parents[3] / "shared" / "datasets" / "locomo" / "locomo-dev7.json"
 

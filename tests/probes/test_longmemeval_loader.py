@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from lsrep.errors import InputError
-from probes.generator import generate_longmemeval_file
-from probes.longmemeval import iter_json_records, iter_longmemeval, parse_date
-from probes.native import dangling_turn_ids, probe_record, turn_record
+from lsrep.probes.generator import generate_longmemeval_file
+from lsrep.probes.longmemeval import iter_json_records, iter_longmemeval, parse_date
+from lsrep.probes.native import dangling_turn_ids, probe_record, turn_record
 
 FRAGMENT = (
     Path(__file__).resolve().parents[3]

@@ -9,7 +9,7 @@ import pytest
 
 from lsrep.protocol.loading import load_probes, load_trajectory
 from lsrep.protocol.models import Probe, Turn
-from probes.native import (
+from lsrep.probes.native import (
     dangling_turn_ids,
     probe_record,
     session_turn_times,

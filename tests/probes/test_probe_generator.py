@@ -8,7 +8,7 @@ import pytest
 
 from lsrep.protocol.loading import load_probes, load_trajectory
 from lsrep.text import estimate_tokens
-from probes.generator import (
+from lsrep.probes.generator import (
     NEVER_MENTIONED,
     GeneratorSpec,
     generate_trajectories,

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from reports.build import write_reports
-from reports.model import SECTION_IDS
+from lsrep.reports.build import write_reports
+from lsrep.reports.model import SECTION_IDS
 
 CHROMIUM = Path("/usr/bin/chromium")
 

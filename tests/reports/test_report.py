@@ -10,10 +10,10 @@ import pytest
 
 from lsrep.cli import main
 from lsrep.errors import LsrepError
-from reports.build import write_reports
-from reports.model import SECTION_IDS, build_report
-from reports.render import render_html, render_json, render_markdown
-from reports.tree import Callout, Figure, Table
+from lsrep.reports.build import write_reports
+from lsrep.reports.model import SECTION_IDS, build_report
+from lsrep.reports.render import render_html, render_json, render_markdown
+from lsrep.reports.tree import Callout, Figure, Table
 from tests.reports.conftest import PLANTED
 from tests.reports.synthetic import RUN_ID
 

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 from lsrep.audit import audit_run
 from lsrep.runner import run_campaign
 from lsrep.store import RunStore
-from reports.load import load_run
+from lsrep.reports.load import load_run
 
 LINES = [
     ("user", "Always answer in bullet points, please."),

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from exia_testkit import Rig, ScriptedModel
 
-from systems.exia_seed import ExiaSeedProvider, Fixes, Settings, StageEvent
+from lsrep.systems.exia_seed import ExiaSeedProvider, Fixes, Settings, StageEvent
 
 
 @pytest.fixture

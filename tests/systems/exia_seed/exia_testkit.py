@@ -9,8 +9,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from systems.exia_seed import ExiaSeedProvider, StageEvent, StandInModel
-from systems.exia_seed.prompts import CONSOLIDATION_TASK
+from lsrep.systems.exia_seed import ExiaSeedProvider, StageEvent, StandInModel
+from lsrep.systems.exia_seed.prompts import CONSOLIDATION_TASK
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 """Simulated clock origin: 2026-03-01 09:00 UTC."""

@@ -10,7 +10,7 @@ import pytest
 from exia_testkit import ScriptedModel, at, fact
 from pydantic import ValidationError
 
-from adapters.exia_seed import MECHANISMS, ExiaSeedAdapter, Options, build_memory_context_block
+from lsrep.adapters.exia_seed import MECHANISMS, ExiaSeedAdapter, Options, build_memory_context_block
 from lsrep.contract import AdapterSetup, FidelityEvent, ReplayTurn
 
 TURNS = [

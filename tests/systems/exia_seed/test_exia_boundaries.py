@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import systems.exia_seed
+import lsrep.systems.exia_seed
 
-PACKAGE = Path(systems.exia_seed.__file__).parent
+PACKAGE = Path(lsrep.systems.exia_seed.__file__).parent
 WALL_CLOCK = re.compile(
     r"datetime\.now|datetime\.utcnow|date\.today|datetime\.today|\btime\.time\(|time\.monotonic|perf_counter"
     r"|time\.localtime|time\.gmtime|^\s*import time\b|^\s*from time import|time\.time_ns",

@@ -6,9 +6,9 @@ import json
 
 from exia_testkit import at, fact
 
-from systems.exia_seed.files import file_lock
-from systems.exia_seed.ingestion import pending_lots
-from systems.exia_seed.registre import Registre
+from lsrep.systems.exia_seed.files import file_lock
+from lsrep.systems.exia_seed.ingestion import pending_lots
+from lsrep.systems.exia_seed.registre import Registre
 
 U1, A2, U3 = "brut:2026-03-01-001:1", "brut:2026-03-01-001:2", "brut:2026-03-01-001:3"
 

@@ -8,8 +8,8 @@ import json
 import pytest
 from exia_testkit import at
 
-from systems.exia_seed import ExiaSeedProvider
-from systems.exia_seed.registre import Registre
+from lsrep.systems.exia_seed import ExiaSeedProvider
+from lsrep.systems.exia_seed.registre import Registre
 
 
 def progress(rig) -> dict:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from exia_testkit import at, fact
 
-from systems.exia_seed.files import file_lock
-from systems.exia_seed.text import estimate_tokens
+from lsrep.systems.exia_seed.files import file_lock
+from lsrep.systems.exia_seed.text import estimate_tokens
 
 MARCH_1 = at()
 

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from systems.ice import IceConfig, IceSystem, StageEvent, TurnRecord
+from lsrep.systems.ice import IceConfig, IceSystem, StageEvent, TurnRecord
 
 T0 = datetime(2024, 1, 1, 9, 0, tzinfo=UTC)
 

@@ -9,7 +9,7 @@ import pytest
 from ice_testkit import FILLER, T0, day
 from pydantic import ValidationError
 
-from adapters.ice import MAINTENANCE, IceAdapter, Options
+from lsrep.adapters.ice import MAINTENANCE, IceAdapter, Options
 from lsrep.contract import AdapterSetup, FidelityEvent, ReplayTurn
 from lsrep.embeddings import HashingEmbedder
 

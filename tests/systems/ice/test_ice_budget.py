@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ice_testkit import day
 
-from systems.ice.text import estimate_tokens
+from lsrep.systems.ice.text import estimate_tokens
 
 TOPICS = ["glaciers", "violins", "lighthouses", "orchards", "submarines", "telescopes",
           "vineyards", "bridges", "volcanoes", "libraries", "railways", "beehives"]

@@ -6,7 +6,7 @@ import uuid
 
 from ice_testkit import FILLER, day
 
-from systems.ice.codex import NAMESPACE, USER_ID, WriteOutcome, entity_id
+from lsrep.systems.ice.codex import NAMESPACE, USER_ID, WriteOutcome, entity_id
 
 
 def graph_text(pf) -> str:

@@ -10,8 +10,8 @@ import pytest
 from pydantic import ValidationError
 
 from lsrep.embeddings import HashingEmbedder as HarnessEmbedder
-from systems.ice import HashingEmbedder, IceConfig
-from systems.ice.text import estimate_tokens
+from lsrep.systems.ice import HashingEmbedder, IceConfig
+from lsrep.systems.ice.text import estimate_tokens
 
 PACKAGE = Path(__file__).resolve().parents[3] / "systems" / "ice"
 

@@ -9,7 +9,7 @@ import pytest
 from pydantic import ValidationError
 from thalia_testkit import BOTTLENECK_QUERY, bottleneck_haystack
 
-from adapters.thalia import MECHANISMS, Options, ThaliaAdapter, build_config
+from lsrep.adapters.thalia import MECHANISMS, Options, ThaliaAdapter, build_config
 from lsrep.contract import STAGES, AdapterSetup, FidelityEvent, ReplayTurn
 
 START = datetime(2024, 3, 1, 10)
@@ -205,7 +205,7 @@ def test_setup_llm_and_embedder_are_used(tmp_path):
         name = "counting"
 
         def __init__(self):
-            from systems.thalia import HashingEmbedder
+            from lsrep.systems.thalia import HashingEmbedder
             self.inner, self.calls = HashingEmbedder(64), 0
 
         def embed(self, texts):
@@ -233,7 +233,7 @@ def test_file_based_delivery_reports_truncation(tmp_path):
 
 
 def test_retry_is_a_quiet_no_op_but_a_different_turn_is_rejected(tmp_path):
-    from systems.thalia import DuplicateEpisodeError
+    from lsrep.systems.thalia import DuplicateEpisodeError
 
     adapter, events = build(tmp_path)
     turns = make_turns(CONVERSATION[:2])

@@ -7,17 +7,17 @@ import math
 
 import pytest
 
-from systems.thalia.config import (
+from lsrep.systems.thalia.config import (
     CATEGORIES,
     TIGHT_BUDGET_PRESET,
     ConfigError,
     HarnessConfig,
     resolve_config,
 )
-from systems.thalia.fusion import RECENCY_DECIMALS
-from systems.thalia.inspector import effective_max_windows, kept_block_count
-from systems.thalia.lexical import ORDER_DECIMALS, bm25_idf
-from systems.thalia.routing import REACT_CATEGORIES
+from lsrep.systems.thalia.fusion import RECENCY_DECIMALS
+from lsrep.systems.thalia.inspector import effective_max_windows, kept_block_count
+from lsrep.systems.thalia.lexical import ORDER_DECIMALS, bm25_idf
+from lsrep.systems.thalia.routing import REACT_CATEGORIES
 
 SEED_VALUES = {
     "top_k": 8, "max_evidence": 5, "rrf_k": 60, "lexical_weight": 0.65, "semantic_weight": 0.35,

@@ -17,12 +17,12 @@ from thalia_testkit import (
     open_thalia,
 )
 
-from systems.thalia.config import HarnessConfig
-from systems.thalia.contracts import Record
-from systems.thalia.events import EventRelay
-from systems.thalia.inspector import Inspector
-from systems.thalia.lexical import BM25
-from systems.thalia.transcript import Transcript, token_pattern
+from lsrep.systems.thalia.config import HarnessConfig
+from lsrep.systems.thalia.contracts import Record
+from lsrep.systems.thalia.events import EventRelay
+from lsrep.systems.thalia.inspector import Inspector
+from lsrep.systems.thalia.lexical import BM25
+from lsrep.systems.thalia.transcript import Transcript, token_pattern
 
 
 def _transcript(lines: list[str]) -> Transcript:

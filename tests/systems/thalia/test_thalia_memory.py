@@ -8,9 +8,9 @@ import pytest
 from thalia_testkit import T0, Recorder, feed, open_thalia
 
 from lsrep.contract import digest_directory
-from systems.thalia import DuplicateEpisodeError, HarnessConfig, Thalia
-from systems.thalia.contracts import Episode
-from systems.thalia.store import EpisodicStore, sanitize_fts_query
+from lsrep.systems.thalia import DuplicateEpisodeError, HarnessConfig, Thalia
+from lsrep.systems.thalia.contracts import Episode
+from lsrep.systems.thalia.store import EpisodicStore, sanitize_fts_query
 
 
 def _episode(turn_id: int, query: str, answer: str = "") -> Episode:

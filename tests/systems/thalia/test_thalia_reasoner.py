@@ -7,13 +7,13 @@ from datetime import timedelta
 import pytest
 from thalia_testkit import T0, feed
 
-from systems.thalia import CallableLM, ExtractiveLM, HarnessConfig, Thalia
-from systems.thalia.contracts import EvidenceWindow
-from systems.thalia.memory import make_snapshot
-from systems.thalia.prompt import build_messages
-from systems.thalia.reasoner import integrate
-from systems.thalia.routing import classify_task, route_for, strip_cue
-from systems.thalia.text import distinct_tokens
+from lsrep.systems.thalia import CallableLM, ExtractiveLM, HarnessConfig, Thalia
+from lsrep.systems.thalia.contracts import EvidenceWindow
+from lsrep.systems.thalia.memory import make_snapshot
+from lsrep.systems.thalia.prompt import build_messages
+from lsrep.systems.thalia.reasoner import integrate
+from lsrep.systems.thalia.routing import classify_task, route_for, strip_cue
+from lsrep.systems.thalia.text import distinct_tokens
 
 
 def _window(i: int, text: str) -> EvidenceWindow:

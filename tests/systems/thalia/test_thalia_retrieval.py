@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 from thalia_testkit import T0, feed
 
-from systems.thalia import DeliveryMode
-from systems.thalia.fusion import Lane, Scored, apply_recency, mmr_order, weighted_rrf
-from systems.thalia.lexical import BM25, expansion_terms
-from systems.thalia.text import content_tokens
+from lsrep.systems.thalia import DeliveryMode
+from lsrep.systems.thalia.fusion import Lane, Scored, apply_recency, mmr_order, weighted_rrf
+from lsrep.systems.thalia.lexical import BM25, expansion_terms
+from lsrep.systems.thalia.text import content_tokens
 
 
 def test_bm25_counts_query_occurrences_and_excludes_zero_scores():
@@ -149,9 +149,9 @@ class ConceptEmbedder:
 
 
 def test_hashing_surrogate_misses_paraphrase_and_embedder_plugs_in(make, tmp_path):  # T-5
-    from systems.thalia import HarnessConfig, Thalia
-    from systems.thalia.embedding import HashingEmbedder
-    from systems.thalia.semantic import SemanticIndex
+    from lsrep.systems.thalia import HarnessConfig, Thalia
+    from lsrep.systems.thalia.embedding import HashingEmbedder
+    from lsrep.systems.thalia.semantic import SemanticIndex
 
     gold, distractor = "the wifi password is bluefish42", "access to the garden code review"
     query = "access code for the network"

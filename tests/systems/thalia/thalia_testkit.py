@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from systems.thalia import HarnessConfig, StageEvent, Thalia
+from lsrep.systems.thalia import HarnessConfig, StageEvent, Thalia
 
 T0 = datetime(2024, 5, 1, 9, 0)
 

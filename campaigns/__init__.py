@@ -1,0 +1,1 @@
+"""Bundled campaigns (data files), installed as `lsrep.campaigns`."""
