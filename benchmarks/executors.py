@@ -15,9 +15,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from lsrep.probes.generator import generate_longmemeval_file
+
 from lsrep.executors import InProcessExecutor, ProcessPoolExecutor
 from lsrep.longmemeval import run_longmemeval, spec_from_systems
-from lsrep.probes.generator import generate_longmemeval_file
 
 
 def timed(spec, executor) -> tuple[float, int]:

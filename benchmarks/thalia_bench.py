@@ -23,6 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from lsrep.adapters.thalia import Options, ThaliaAdapter  # noqa: E402
+
 from lsrep.contract import AdapterSetup, ReplayTurn  # noqa: E402
 
 WORDS = ("garden budget trip museum recipe guitar marathon invoice puppy kitchen novel laptop "

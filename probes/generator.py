@@ -36,11 +36,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from lsrep.probes.native import session_turn_times, write_probes, write_trajectory
 from pydantic import BaseModel, ConfigDict, Field
 
 from lsrep.protocol.models import Probe, ReferenceVersion, Trajectory, Turn
 from lsrep.text import estimate_tokens
-from lsrep.probes.native import session_turn_times, write_probes, write_trajectory
 
 # --- vocabulary -------------------------------------------------------------
 # Answer pools are proper nouns the filler never uses, so a filler turn cannot

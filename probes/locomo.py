@@ -45,11 +45,11 @@ from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from typing import Any, Literal
 
+from lsrep.probes.native import session_turn_times, write_probes, write_trajectory
 from pydantic import BaseModel, ConfigDict
 
 from lsrep.errors import InputError
 from lsrep.protocol.models import Probe, ReferenceVersion, Trajectory, Turn
-from lsrep.probes.native import session_turn_times, write_probes, write_trajectory
 
 CATEGORY_NAMES: dict[int, str] = {
     1: "multi-hop",

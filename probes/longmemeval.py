@@ -42,11 +42,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from lsrep.probes.native import session_turn_times
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from lsrep.errors import InputError, pydantic_reason
 from lsrep.protocol.models import Probe, ReferenceVersion, Trajectory, Turn
-from lsrep.probes.native import session_turn_times
 
 QUESTION_TYPES: tuple[str, ...] = (
     "single-session-user",

@@ -8,11 +8,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from lsrep.store import RunStore
 from lsrep.reports.load import DETERMINISTIC
 from lsrep.reports.model import build_report
 from lsrep.reports.render import render_html, render_json, render_markdown
 from lsrep.reports.tree import Report
+
+from lsrep.store import RunStore
 
 FORMATS: dict[str, str] = {"html": "report.html", "md": "report.md", "json": "report.json"}
 """Format → default file name."""

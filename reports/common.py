@@ -8,8 +8,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from lsrep import stats
 from lsrep.reports.load import RunData
+
+from lsrep import stats
 
 OUTCOMES = ("correct", "stale", "future", "abstained", "wrong", "error")
 

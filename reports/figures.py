@@ -19,9 +19,8 @@ import numpy as np
 matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.ticker import MaxNLocator, PercentFormatter  # noqa: E402
-
 from lsrep.reports.tree import Figure  # noqa: E402
+from matplotlib.ticker import MaxNLocator, PercentFormatter  # noqa: E402
 
 CONDITION_COLORS = ("#3366cc", "#e07b39", "#2a9d8f", "#9b5de5", "#d1495b", "#0096c7", "#b08d00", "#6c757d")
 OUTCOME_COLORS = {

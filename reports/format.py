@@ -12,11 +12,11 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from lsrep.reports.figures import OUTCOME_COLORS, condition_color
 from markupsafe import Markup, escape
 
 from lsrep.audit import STATUS_CLASS
 from lsrep.stats import Estimate
-from lsrep.reports.figures import OUTCOME_COLORS, condition_color
 
 DASH = "—"
 MIX_ORDER = ("correct", "stale", "future", "abstained", "wrong", "error", "unjudged")

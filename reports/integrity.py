@@ -8,11 +8,12 @@ import json
 from collections import Counter, defaultdict
 from typing import Any
 
-from lsrep import audit, stats
-from lsrep.latency import fact_latencies, summarise_latency
 from lsrep.reports.common import Context, clip, expected_text, group
 from lsrep.reports.quality import aligned, comparisons
 from lsrep.reports.tree import Callout, Column, Facts, Section, Table
+
+from lsrep import audit, stats
+from lsrep.latency import fact_latencies, summarise_latency
 
 
 def fidelity(ctx: Context) -> tuple[Section, tuple[audit.MechanismAudit, ...]]:

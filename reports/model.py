@@ -11,13 +11,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from lsrep import stats
-from lsrep.errors import LsrepError
-from lsrep.store import RunStore
 from lsrep.reports import integrity, quality
 from lsrep.reports.common import Context, Settings
 from lsrep.reports.load import DETERMINISTIC, RunData, apply_judge_of_record, load_run
 from lsrep.reports.tree import Callout, Report, Section
+
+from lsrep import stats
+from lsrep.errors import LsrepError
+from lsrep.store import RunStore
 
 SECTION_IDS: tuple[str, ...] = (
     "headline", "over-time", "outcome-mix", "paired", "cost", "categories", "evidence", "fidelity",

@@ -6,9 +6,10 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from lsrep import stats
 from lsrep.reports.common import OUTCOMES, Context, cluster, group, outcome_counts
 from lsrep.reports.tree import Callout, Column, Figure, Section, Table
+
+from lsrep import stats
 
 
 def _acc_note(ctx: Context) -> str:

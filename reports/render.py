@@ -15,12 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
-from markupsafe import Markup
-
-from lsrep.stats import Estimate, PairedComparison, TestResult
 from lsrep.reports import format as fmt
 from lsrep.reports.figures import render_figure
 from lsrep.reports.tree import Callout, Facts, Figure, Paragraph, Report, Table
+from markupsafe import Markup
+
+from lsrep.stats import Estimate, PairedComparison, TestResult
 
 TEMPLATES = Path(__file__).parent / "templates"
 NUMERIC_KINDS = frozenset({"int", "number", "tokens", "ms", "rate", "estimate", "rate_estimate", "rate_interval", "pvalue", "p_holm", "delta",

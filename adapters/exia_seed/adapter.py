@@ -25,6 +25,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
+from lsrep.systems.exia_seed import ExiaSeedProvider, Fixes, Settings, StageEvent
 from pydantic import BaseModel, ConfigDict
 
 from lsrep.contract import (
@@ -37,7 +38,6 @@ from lsrep.contract import (
     ReplayTurn,
     digest_directory,
 )
-from lsrep.systems.exia_seed import ExiaSeedProvider, Fixes, Settings, StageEvent
 
 from .host import HermesHost
 

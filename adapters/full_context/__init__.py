@@ -6,11 +6,11 @@ import copy
 import hashlib
 from datetime import datetime
 
+from lsrep.adapters.formatting import turn_line
+from lsrep.systems.full_context import FullContextMemory
 from pydantic import BaseModel, ConfigDict, Field
 
-from lsrep.adapters.formatting import turn_line
 from lsrep.contract import Fragment, MechanismSpec, MemoryAdapter, QueryResult, ReplayTurn
-from lsrep.systems.full_context import FullContextMemory
 
 ASSEMBLE = "fullctx.assemble"
 TRUNCATE = "fullctx.truncate"

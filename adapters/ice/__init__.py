@@ -21,6 +21,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
+from lsrep.systems.ice import Fixes, IceConfig, IceSystem, SeedDefects, StageEvent, TurnRecord
+from lsrep.systems.ice import __version__ as ICE_VERSION
 from pydantic import BaseModel, ConfigDict, Field
 
 from lsrep.contract import (
@@ -33,8 +35,6 @@ from lsrep.contract import (
     ReplayTurn,
     digest_directory,
 )
-from lsrep.systems.ice import Fixes, IceConfig, IceSystem, SeedDefects, StageEvent, TurnRecord
-from lsrep.systems.ice import __version__ as ICE_VERSION
 
 PREFIX = "ice."
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from lsrep.contract import MemoryAdapter, QueryResult, ReplayTurn
 from lsrep.systems.null_memory import NullMemory
+
+from lsrep.contract import MemoryAdapter, QueryResult, ReplayTurn
 
 
 class NullAdapter(MemoryAdapter):

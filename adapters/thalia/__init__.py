@@ -29,6 +29,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
+from lsrep.systems.thalia import HarnessConfig, HarnessOutput, StageEvent, Thalia, resolve_config
+from lsrep.systems.thalia import __version__ as THALIA_VERSION
+from lsrep.systems.thalia.text import token_count
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from lsrep.contract import (
@@ -41,9 +44,6 @@ from lsrep.contract import (
     ReplayTurn,
     digest_directory,
 )
-from lsrep.systems.thalia import HarnessConfig, HarnessOutput, StageEvent, Thalia, resolve_config
-from lsrep.systems.thalia import __version__ as THALIA_VERSION
-from lsrep.systems.thalia.text import token_count
 
 PREFIX = "thalia."
 

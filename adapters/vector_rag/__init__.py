@@ -5,12 +5,12 @@ from __future__ import annotations
 import hashlib
 from datetime import datetime
 
+from lsrep.adapters.formatting import turn_line
+from lsrep.systems.vector_rag import VectorRagMemory
 from pydantic import BaseModel, ConfigDict, Field
 
-from lsrep.adapters.formatting import turn_line
 from lsrep.contract import Fragment, MechanismSpec, MemoryAdapter, QueryResult, ReplayTurn
 from lsrep.embeddings import HashingEmbedder
-from lsrep.systems.vector_rag import VectorRagMemory
 
 RETRIEVE = "vrag.retrieve"
 

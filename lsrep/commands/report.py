@@ -35,9 +35,9 @@ def register(sub, command) -> None:
 
     @command("report")
     def cmd_report(args) -> int:
-        from lsrep.store import RunStore
         from lsrep.reports.build import FORMATS, write_report
         from lsrep.reports.model import build_report
+        from lsrep.store import RunStore
 
         path = Path(args.store)
         if not path.exists():

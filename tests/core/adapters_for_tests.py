@@ -8,9 +8,9 @@ import time
 from datetime import datetime
 from pathlib import Path
 
+from lsrep.adapters.full_context import FullContextAdapter
 from pydantic import BaseModel, ConfigDict
 
-from lsrep.adapters.full_context import FullContextAdapter
 from lsrep.contract import Fragment, MemoryAdapter, QueryResult, ReplayTurn
 
 

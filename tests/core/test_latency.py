@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from lsrep.reports.load import load_run
+
 from lsrep.latency import fact_latencies, summarise_latency
 from lsrep.runner import run_campaign
 from lsrep.store import RunStore
-from lsrep.reports.load import load_run
 
 
 def _obs(checkpoint: int, hour: int, context: list[str], condition: str = "c") -> dict:

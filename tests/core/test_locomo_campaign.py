@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from lsrep.cli import main
-from lsrep.registry import ADAPTERS
-from lsrep.store import RunStore
 from lsrep.probes.locomo import build_locomo
 from lsrep.probes.native import write_probes, write_trajectory
 from lsrep.reports.model import build_report
+
+from lsrep.cli import main
+from lsrep.registry import ADAPTERS
+from lsrep.store import RunStore
 
 
 def _first_sessions(shared: Path, out: Path, sessions: int) -> tuple[Path, Path]:

@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from lsrep.probes.generator import generate_longmemeval_file
+from lsrep.reports.model import build_report
+
 from lsrep.cli import main
 from lsrep.longmemeval import LongMemEvalSpec, run_longmemeval, spec_from_systems
 from lsrep.protocol.campaign import ConditionSpec
 from lsrep.store import RunStore
-from lsrep.probes.generator import generate_longmemeval_file
-from lsrep.reports.model import build_report
 
 
 def _fragment(shared: Path) -> Path:

@@ -8,13 +8,13 @@ import re
 import uuid
 
 import pytest
+from lsrep.reports.build import write_reports
+from lsrep.reports.model import build_report
 
 from lsrep.exporting import export_rows
 from lsrep.llm.server import Fault, OpenAITestServer
 from lsrep.runner import run_campaign
 from lsrep.store import RunStore
-from lsrep.reports.build import write_reports
-from lsrep.reports.model import build_report
 
 
 def scripted_model(request) -> str:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import re
 
+from lsrep.systems.exia_seed.prompts import CONSOLIDATION_TASK
+from lsrep.systems.exia_seed.standin import StandInModel
+
 from lsrep.llm.server import OpenAITestServer
 from lsrep.runner import run_campaign
 from lsrep.store import RunStore
-from lsrep.systems.exia_seed.prompts import CONSOLIDATION_TASK
-from lsrep.systems.exia_seed.standin import StandInModel
 
 STANDIN = StandInModel()
 

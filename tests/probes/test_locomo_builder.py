@@ -6,11 +6,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from lsrep.probes.locomo import build_locomo, convert_locomo, parse_session_date
+from lsrep.probes.native import dangling_turn_ids
 
 from lsrep.errors import InputError
 from lsrep.protocol.loading import load_probes, load_trajectory
-from lsrep.probes.locomo import build_locomo, convert_locomo, parse_session_date
-from lsrep.probes.native import dangling_turn_ids
 
 LOCOMO = Path(__file__).resolve().parents[3] / "shared" / "datasets" / "locomo" / "locomo-dev7.json"
 

@@ -7,11 +7,11 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
-
-from lsrep.errors import InputError
 from lsrep.probes.generator import generate_longmemeval_file
 from lsrep.probes.longmemeval import iter_json_records, iter_longmemeval, parse_date
 from lsrep.probes.native import dangling_turn_ids, probe_record, turn_record
+
+from lsrep.errors import InputError
 
 FRAGMENT = (
     Path(__file__).resolve().parents[3]

@@ -6,9 +6,6 @@ import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
-
-from lsrep.protocol.loading import load_probes, load_trajectory
-from lsrep.protocol.models import Probe, Turn
 from lsrep.probes.native import (
     dangling_turn_ids,
     probe_record,
@@ -16,6 +13,9 @@ from lsrep.probes.native import (
     write_probes,
     write_trajectory,
 )
+
+from lsrep.protocol.loading import load_probes, load_trajectory
+from lsrep.protocol.models import Probe, Turn
 
 # The examples of protocol section 8, verbatim.
 SPEC_TURN = (

@@ -5,9 +5,6 @@ from __future__ import annotations
 import itertools
 
 import pytest
-
-from lsrep.protocol.loading import load_probes, load_trajectory
-from lsrep.text import estimate_tokens
 from lsrep.probes.generator import (
     NEVER_MENTIONED,
     GeneratorSpec,
@@ -15,6 +12,9 @@ from lsrep.probes.generator import (
     generate_trajectory,
     write_generated,
 )
+
+from lsrep.protocol.loading import load_probes, load_trajectory
+from lsrep.text import estimate_tokens
 
 
 def by_id(generated):

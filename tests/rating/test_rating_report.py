@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 
-from lsrep.rating import export_adjudication, import_adjudication, import_ratings
 from lsrep.reports.build import write_reports
 from lsrep.reports.model import build_report
+
+from lsrep.rating import export_adjudication, import_adjudication, import_ratings
 
 from .raters import write_ratings
 from .test_rating import RESOLVED, rated  # noqa: F401 - the fixture is shared

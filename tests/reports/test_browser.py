@@ -7,7 +7,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from lsrep.reports.build import write_reports
 from lsrep.reports.model import SECTION_IDS
 

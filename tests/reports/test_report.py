@@ -7,13 +7,13 @@ import json
 import re
 
 import pytest
-
-from lsrep.cli import main
-from lsrep.errors import LsrepError
 from lsrep.reports.build import write_reports
 from lsrep.reports.model import SECTION_IDS, build_report
 from lsrep.reports.render import render_html, render_json, render_markdown
 from lsrep.reports.tree import Callout, Figure, Table
+
+from lsrep.cli import main
+from lsrep.errors import LsrepError
 from tests.reports.conftest import PLANTED
 from tests.reports.synthetic import RUN_ID
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 
+from lsrep.reports.load import load_run
+
 from lsrep.audit import audit_run
 from lsrep.runner import run_campaign
 from lsrep.store import RunStore
-from lsrep.reports.load import load_run
 
 LINES = [
     ("user", "Always answer in bullet points, please."),

@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 from exia_testkit import Rig, ScriptedModel
-
 from lsrep.systems.exia_seed import ExiaSeedProvider, Fixes, Settings, StageEvent
 
 

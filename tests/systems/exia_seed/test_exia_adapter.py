@@ -8,9 +8,14 @@ from pathlib import Path
 
 import pytest
 from exia_testkit import ScriptedModel, at, fact
+from lsrep.adapters.exia_seed import (
+    MECHANISMS,
+    ExiaSeedAdapter,
+    Options,
+    build_memory_context_block,
+)
 from pydantic import ValidationError
 
-from lsrep.adapters.exia_seed import MECHANISMS, ExiaSeedAdapter, Options, build_memory_context_block
 from lsrep.contract import AdapterSetup, FidelityEvent, ReplayTurn
 
 TURNS = [

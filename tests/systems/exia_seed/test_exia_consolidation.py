@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 from exia_testkit import at, fact
-
 from lsrep.systems.exia_seed.files import file_lock
 from lsrep.systems.exia_seed.ingestion import pending_lots
 from lsrep.systems.exia_seed.registre import Registre

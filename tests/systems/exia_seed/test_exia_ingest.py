@@ -7,7 +7,6 @@ import json
 
 import pytest
 from exia_testkit import at
-
 from lsrep.systems.exia_seed import ExiaSeedProvider
 from lsrep.systems.exia_seed.registre import Registre
 

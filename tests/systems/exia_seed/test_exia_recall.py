@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from exia_testkit import at, fact
-
 from lsrep.systems.exia_seed.files import file_lock
 from lsrep.systems.exia_seed.text import estimate_tokens
 

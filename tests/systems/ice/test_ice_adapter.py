@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 from ice_testkit import FILLER, T0, day
+from lsrep.adapters.ice import MAINTENANCE, IceAdapter, Options
 from pydantic import ValidationError
 
-from lsrep.adapters.ice import MAINTENANCE, IceAdapter, Options
 from lsrep.contract import AdapterSetup, FidelityEvent, ReplayTurn
 from lsrep.embeddings import HashingEmbedder
 

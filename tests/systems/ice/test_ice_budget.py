@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from ice_testkit import day
-
 from lsrep.systems.ice.text import estimate_tokens
 
 TOPICS = ["glaciers", "violins", "lighthouses", "orchards", "submarines", "telescopes",

@@ -5,7 +5,6 @@ from __future__ import annotations
 import uuid
 
 from ice_testkit import FILLER, day
-
 from lsrep.systems.ice.codex import NAMESPACE, USER_ID, WriteOutcome, entity_id
 
 

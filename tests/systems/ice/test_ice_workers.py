@@ -7,9 +7,9 @@ import math
 import shutil
 
 from ice_testkit import FILLER, Harness, day
+from lsrep.systems.ice.extraction import TASK_EXTRACT, TASK_SUMMARIZE
 
 from lsrep.contract import digest_directory
-from lsrep.systems.ice.extraction import TASK_EXTRACT, TASK_SUMMARIZE
 
 
 def strength(h: Harness, turn_id: str) -> float:

@@ -6,10 +6,10 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
+from lsrep.adapters.thalia import MECHANISMS, Options, ThaliaAdapter, build_config
 from pydantic import ValidationError
 from thalia_testkit import BOTTLENECK_QUERY, bottleneck_haystack
 
-from lsrep.adapters.thalia import MECHANISMS, Options, ThaliaAdapter, build_config
 from lsrep.contract import STAGES, AdapterSetup, FidelityEvent, ReplayTurn
 
 START = datetime(2024, 3, 1, 10)

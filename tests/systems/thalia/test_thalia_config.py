@@ -6,7 +6,6 @@ import json
 import math
 
 import pytest
-
 from lsrep.systems.thalia.config import (
     CATEGORIES,
     TIGHT_BUDGET_PRESET,

@@ -7,6 +7,12 @@ import shutil
 from pathlib import Path
 
 import pytest
+from lsrep.systems.thalia.config import HarnessConfig
+from lsrep.systems.thalia.contracts import Record
+from lsrep.systems.thalia.events import EventRelay
+from lsrep.systems.thalia.inspector import Inspector
+from lsrep.systems.thalia.lexical import BM25
+from lsrep.systems.thalia.transcript import Transcript, token_pattern
 from thalia_testkit import (
     BOTTLENECK_QUERY,
     T0,
@@ -16,13 +22,6 @@ from thalia_testkit import (
     filler,
     open_thalia,
 )
-
-from lsrep.systems.thalia.config import HarnessConfig
-from lsrep.systems.thalia.contracts import Record
-from lsrep.systems.thalia.events import EventRelay
-from lsrep.systems.thalia.inspector import Inspector
-from lsrep.systems.thalia.lexical import BM25
-from lsrep.systems.thalia.transcript import Transcript, token_pattern
 
 
 def _transcript(lines: list[str]) -> Transcript:

@@ -10,14 +10,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from thalia_testkit import T0, feed, filler, open_thalia
-
 from lsrep.systems.thalia import CallableLM, DuplicateEpisodeError, Thalia
 from lsrep.systems.thalia.contracts import Episode
 from lsrep.systems.thalia.embedding import HashingEmbedder
 from lsrep.systems.thalia.fusion import Lane, Scored, apply_recency, mmr_order, weighted_rrf
 from lsrep.systems.thalia.lexical import BM25, expand_query, expansion_terms
 from lsrep.systems.thalia.text import distinct_tokens, tokenize
+from thalia_testkit import T0, feed, filler, open_thalia
 
 SYSTEM_DIR = Path(__file__).resolve().parents[3] / "systems" / "thalia"
 
@@ -192,9 +191,10 @@ def test_query_expansion_superset_in_retriever(make, recorder):
 
 
 def test_recall_readonly(make):
-    from lsrep.contract import digest_directory
     from lsrep.systems.thalia.events import EventRelay
     from lsrep.systems.thalia.recall import recall_windows
+
+    from lsrep.contract import digest_directory
 
     t = make(recall=True)
     feed(t, ["my wifi password is bluefish42", "noted", "remember that the cabin code is 4411"])

@@ -5,12 +5,12 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from thalia_testkit import T0, Recorder, feed, open_thalia
-
-from lsrep.contract import digest_directory
 from lsrep.systems.thalia import DuplicateEpisodeError, HarnessConfig, Thalia
 from lsrep.systems.thalia.contracts import Episode
 from lsrep.systems.thalia.store import EpisodicStore, sanitize_fts_query
+from thalia_testkit import T0, Recorder, feed, open_thalia
+
+from lsrep.contract import digest_directory
 
 
 def _episode(turn_id: int, query: str, answer: str = "") -> Episode:

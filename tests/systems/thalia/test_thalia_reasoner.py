@@ -5,8 +5,6 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from thalia_testkit import T0, feed
-
 from lsrep.systems.thalia import CallableLM, ExtractiveLM, HarnessConfig, Thalia
 from lsrep.systems.thalia.contracts import EvidenceWindow
 from lsrep.systems.thalia.memory import make_snapshot
@@ -14,6 +12,7 @@ from lsrep.systems.thalia.prompt import build_messages
 from lsrep.systems.thalia.reasoner import integrate
 from lsrep.systems.thalia.routing import classify_task, route_for, strip_cue
 from lsrep.systems.thalia.text import distinct_tokens
+from thalia_testkit import T0, feed
 
 
 def _window(i: int, text: str) -> EvidenceWindow:

@@ -8,12 +8,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from thalia_testkit import T0, feed
-
 from lsrep.systems.thalia import DeliveryMode
 from lsrep.systems.thalia.fusion import Lane, Scored, apply_recency, mmr_order, weighted_rrf
 from lsrep.systems.thalia.lexical import BM25, expansion_terms
 from lsrep.systems.thalia.text import content_tokens
+from thalia_testkit import T0, feed
 
 
 def test_bm25_counts_query_occurrences_and_excludes_zero_scores():
