@@ -17,7 +17,7 @@ from pathlib import Path
 
 from lsrep.probes.generator import generate_longmemeval_file
 
-from lsrep.executors import InProcessExecutor, ProcessPoolExecutor
+from lsrep.executors.local import InProcessExecutor, ProcessPoolExecutor
 from lsrep.longmemeval import run_longmemeval, spec_from_systems
 
 
@@ -43,7 +43,7 @@ def main() -> None:
         ray_executor = None
         if not args.no_ray:
             try:
-                from lsrep.ray_executor import RayExecutor
+                from lsrep.executors.ray_cluster import RayExecutor
 
                 ray_executor = RayExecutor(workers=2)
                 ray_executor._ensure()  # start Ray before timing: startup is a one-off, not per unit

@@ -32,7 +32,7 @@ from lsrep.contract import (
     ReplayTurn,
     SnapshotNotSupported,
 )
-from lsrep.embeddings import HashingEmbedder
+from lsrep.embed.hashing import HashingEmbedder
 from lsrep.errors import ConfigError
 from lsrep.harness import build_adapter, validate_condition
 from lsrep.text import estimate_tokens

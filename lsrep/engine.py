@@ -21,12 +21,13 @@ from typing import Any
 
 from tqdm import tqdm
 
-from lsrep.answerer import build_messages, prompt_tokens
-from lsrep.answering import Answerer, make_answerer
+from lsrep.answer import Answerer, make_answerer
+from lsrep.answer.prompt import build_messages, prompt_tokens
 from lsrep.contract import Fragment, QueryResult, ReplayTurn
-from lsrep.embeddings_factory import make_embedder
+from lsrep.embed import make_embedder
 from lsrep.harness import CallLog, Guarded, build_adapter, validate_condition
-from lsrep.judging import call_row
+from lsrep.judge.campaign import call_row
+from lsrep.judge.deterministic import judge_deterministic
 from lsrep.plan import (
     CheckpointStep,
     IngestStep,
@@ -37,7 +38,6 @@ from lsrep.plan import (
 )
 from lsrep.protocol.campaign import AnswererSpec, EmbedderSpec
 from lsrep.protocol.models import Probe, ProbeSet, Trajectory
-from lsrep.scoring import judge_deterministic
 from lsrep.text import estimate_tokens
 
 
@@ -373,8 +373,13 @@ def _json_list(items: tuple[str, ...]) -> str:
 
 def deterministic_judgement(row: dict[str, Any]) -> dict[str, Any]:
     """The deterministic judge's row for an observation row (which carries its expectation)."""
-    from lsrep.judging import case_from_row
-    from lsrep.scoring import DETERMINISTIC_JUDGE, DETERMINISTIC_VERSION, best_f1, exact_match
+    from lsrep.judge.campaign import case_from_row
+    from lsrep.judge.deterministic import (
+        DETERMINISTIC_JUDGE,
+        DETERMINISTIC_VERSION,
+        best_f1,
+        exact_match,
+    )
 
     base = {
         "obs_id": row["obs_id"], "judge": DETERMINISTIC_JUDGE, "run_id": row["run_id"],

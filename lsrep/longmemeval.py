@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from lsrep.engine import UnitResult, UnitTask, unit_seed
 from lsrep.errors import InputError, pydantic_reason
-from lsrep.executors import Executor, InProcessExecutor
+from lsrep.executors.local import Executor, InProcessExecutor
 from lsrep.plan import plan_replay
 from lsrep.protocol.campaign import (
     AnswererSpec,
@@ -180,7 +180,7 @@ def run_longmemeval(spec: LongMemEvalSpec, *, source: Path | None = None, execut
                 gold_by_trajectory[item.trajectory_id] = [item, trajectory, len(todo)]
             yield from todo
 
-    from lsrep.judging import build_judge, judge_unit_tables
+    from lsrep.judge.campaign import build_judge, judge_unit_tables
 
     judges = [(j, build_judge(j, store.path)) for j in spec.judges if j.kind != "deterministic"]
     executor = executor or InProcessExecutor()

@@ -31,10 +31,10 @@ import numpy as np
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from lsrep.errors import InputError, LsrepError
+from lsrep.judge.deterministic import DETERMINISTIC_JUDGE
+from lsrep.judge.verdict import OUTCOMES
 from lsrep.references import Expected
-from lsrep.scoring import DETERMINISTIC_JUDGE
 from lsrep.store import RunStore
-from lsrep.verdict import OUTCOMES
 
 RATER_LABELS: tuple[str, ...] = ("correct", "stale", "future", "abstained", "wrong")
 RUBRIC_SCORES: tuple[int, ...] = (1, 2, 3, 4, 5)
@@ -642,7 +642,7 @@ def import_adjudication(store: RunStore, run_id: str, path: Path | str) -> Ratin
 
 # -- agreement --------------------------------------------------------------------------------
 def _judge_agreement(judge: str, human: list[str], other: list[str | None]) -> JudgeAgreement:
-    from lsrep.llm.agreement import cohen_kappa, percent_agreement
+    from lsrep.judge.agreement import cohen_kappa, percent_agreement
 
     labels = [lab for lab in OUTCOMES if lab in human or lab in other]
     per_label = []
@@ -663,7 +663,7 @@ def _judge_agreement(judge: str, human: list[str], other: list[str | None]) -> J
 def agreement_report(store: RunStore, run_id: str, packet_id: str | None = None) -> AgreementReport:
     """Rater-rater agreement on a rating packet and every automatic judge against the human labels."""
     # Imported here: the lsrep.llm package loads the OpenAI client, which packets never need.
-    from lsrep.llm.agreement import cohen_kappa, percent_agreement
+    from lsrep.judge.agreement import cohen_kappa, percent_agreement
 
     packet_id = packet_id or latest_packet(store, run_id)
     key = packet_key(store, run_id, packet_id)

@@ -21,13 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from lsrep import __version__
-from lsrep.answering import make_answerer
-from lsrep.embeddings_factory import make_embedder
+from lsrep.answer import make_answerer
+from lsrep.embed import make_embedder
 from lsrep.engine import UnitTask, unit_seed
 from lsrep.errors import ConfigError
-from lsrep.executors import Executor, InProcessExecutor
+from lsrep.executors.local import Executor, InProcessExecutor
 from lsrep.harness import validate_condition
-from lsrep.judging import build_judge, judge_unit_tables
+from lsrep.judge.campaign import build_judge, judge_unit_tables
 from lsrep.plan import ReplayPlan, plan_replay
 from lsrep.protocol.campaign import LoadedCampaign, load_campaign
 from lsrep.protocol.loading import load_probes, load_trajectory

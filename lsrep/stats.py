@@ -333,7 +333,7 @@ def percent_agreement(a: Sequence[Hashable | None], b: Sequence[Hashable | None]
 def cohen_kappa(a: Sequence[Hashable | None], b: Sequence[Hashable | None]) -> Estimate:
     """Unweighted Cohen's kappa over items both raters labelled; NaN when chance agreement is 1.
 
-    The same statistic as `lsrep.llm.agreement.cohen_kappa` (a test holds them equal), computed
+    The same statistic as `lsrep.judge.agreement.cohen_kappa` (a test holds them equal), computed
     here so that reports do not import the model layer.
     """
     pairs = _label_pairs(a, b)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
+from lsrep.judge.verdict import OUTCOMES
 from lsrep.store import RunStore
-from lsrep.verdict import OUTCOMES
 
 
 def summary_rows(store: RunStore, run_id: str, judge: str = "deterministic") -> list[dict]:

@@ -10,7 +10,7 @@ from lsrep.systems.vector_rag import VectorRagMemory
 from pydantic import BaseModel, ConfigDict, Field
 
 from lsrep.contract import Fragment, MechanismSpec, MemoryAdapter, QueryResult, ReplayTurn
-from lsrep.embeddings import HashingEmbedder
+from lsrep.embed.hashing import HashingEmbedder
 
 RETRIEVE = "vrag.retrieve"
 

@@ -45,7 +45,7 @@ def cmd_score(args) -> int:
         else:
             raise ConfigError(f"judge {args.judge!r} is not in the run's campaign "
                               f"(known: {', '.join(known) or 'none'}); give --kind, --base-url and --model")
-        from lsrep.judging import build_judge, judge_observations
+        from lsrep.judge.campaign import build_judge, judge_observations
 
         judge = build_judge(spec, path)
         judgements, calls = judge_observations(spec.name, judge, rows, workers=spec.endpoint.concurrency)

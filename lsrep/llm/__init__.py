@@ -3,5 +3,5 @@
 Everything that talks to a language model or an embeddings endpoint goes through
 `lsrep.llm.client.LLMClient`, which returns a `CallRecord` for every call. Import the
 submodules directly: this package imports nothing eagerly, so the harness can use the
-pure parts (`lsrep.llm.context`, `lsrep.llm.agreement`) without loading the openai client.
+pure parts (`lsrep.llm.context`, `lsrep.judge.agreement`) without loading the openai client.
 """

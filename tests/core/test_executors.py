@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from lsrep.executors import InProcessExecutor, ProcessPoolExecutor
+from lsrep.executors.local import InProcessExecutor, ProcessPoolExecutor
 from lsrep.exporting import export_rows
 from lsrep.runner import run_campaign
 from lsrep.store import RunStore
@@ -67,7 +67,7 @@ system = "tests.core.adapters_for_tests:HardCrashAdapter"
 
 def test_ray_matches_in_process(three_reps, monkeypatch):
     pytest.importorskip("ray")
-    from lsrep.ray_executor import RayExecutor
+    from lsrep.executors.ray_cluster import RayExecutor
 
     monkeypatch.setenv("PYTHONPATH", str(REPO))
     os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")

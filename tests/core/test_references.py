@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from lsrep.judging import case_from_row
+from lsrep.judge.campaign import case_from_row
+from lsrep.judge.deterministic import judge_deterministic
 from lsrep.protocol.models import Probe, ReferenceVersion, Trajectory, Turn
 from lsrep.references import resolve_expected
-from lsrep.scoring import judge_deterministic
 
 
 def _trajectory(n: int = 60) -> Trajectory:

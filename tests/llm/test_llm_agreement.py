@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from lsrep.llm.agreement import cohen_kappa, pairwise_agreement, percent_agreement
+from lsrep.judge.agreement import cohen_kappa, pairwise_agreement, percent_agreement
 
 
 def _table(counts: dict[tuple[str, str], int]) -> tuple[list[str], list[str]]:

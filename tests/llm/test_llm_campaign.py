@@ -140,7 +140,7 @@ def test_exhausted_retries_become_failure_rows(example, planted_key):
 
 
 def test_endpoint_concurrency_is_shared_across_worker_processes(example, planted_key):
-    from lsrep.executors import ProcessPoolExecutor
+    from lsrep.executors.local import ProcessPoolExecutor
 
     env, _ = planted_key
     with OpenAITestServer(reply=scripted_model, latency_s=0.02) as server:

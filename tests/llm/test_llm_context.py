@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from lsrep.answerer import build_messages, prompt_tokens
+from lsrep.answer.prompt import build_messages, prompt_tokens
 from lsrep.contract import Fragment
 from lsrep.llm.client import LLMClient
 from lsrep.llm.context import estimate_prompt_tokens, fit_blocks, truncate_messages
@@ -76,7 +76,7 @@ def test_truncate_messages_keeps_system_and_last():
 
 
 def _answerer(server, monkeypatch, **answerer):
-    from lsrep.answering import make_answerer
+    from lsrep.answer import make_answerer
     from lsrep.protocol.campaign import AnswererSpec, EndpointRef
 
     monkeypatch.setenv("LSREP_CTX_KEY", "sk-ctx")

@@ -7,9 +7,9 @@ import importlib.util
 import numpy as np
 import pytest
 
+from lsrep.embed.model import EmbedderUnavailable, MiniLMEmbedder, OpenAIEmbedder
 from lsrep.llm.cache import ResponseCache
 from lsrep.llm.client import LLMClient
-from lsrep.llm.embedder import EmbedderUnavailable, MiniLMEmbedder, OpenAIEmbedder
 from lsrep.llm.records import LLMCallError
 from lsrep.llm.server import Fault, hash_embedding
 

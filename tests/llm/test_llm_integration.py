@@ -7,11 +7,11 @@ from datetime import UTC, datetime
 import numpy as np
 import pytest
 
-from lsrep.answering import make_answerer
+from lsrep.answer import make_answerer
 from lsrep.contract import Fragment
+from lsrep.embed.model import OpenAIEmbedder
+from lsrep.judge.model import EvolvingReferenceJudge, LongMemEvalJudge, MultiPassJudge, build_judge
 from lsrep.llm.config import EndpointSpec
-from lsrep.llm.embedder import OpenAIEmbedder
-from lsrep.llm.judges import EvolvingReferenceJudge, LongMemEvalJudge, MultiPassJudge, build_judge
 from lsrep.protocol.campaign import AnswererSpec, EndpointRef
 
 

@@ -7,8 +7,7 @@ import re
 
 import pytest
 
-from lsrep.llm.client import LLMClient
-from lsrep.llm.judges import (
+from lsrep.judge.model import (
     EvolvingReferenceJudge,
     JudgeError,
     LongMemEvalJudge,
@@ -16,6 +15,8 @@ from lsrep.llm.judges import (
     majority,
     says_unknown,
 )
+from lsrep.judge.verdict import JudgeCase, VersionView
+from lsrep.llm.client import LLMClient
 from lsrep.llm.server import Fault
 from lsrep.prompts import (
     JUDGE_EVOLVING_REPAIR,
@@ -25,7 +26,6 @@ from lsrep.prompts import (
     LME_PREFERENCE,
     LME_TEMPORAL,
 )
-from lsrep.verdict import JudgeCase, VersionView
 
 SQLITE = VersionView(answer="SQLite", valid_from="t3", valid_until="t42")
 POSTGRES = VersionView(answer="PostgreSQL", aliases=("Postgres",), valid_from="t42")

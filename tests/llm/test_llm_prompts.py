@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from lsrep.answerer import NO_CONTEXT, render_answer_messages
+from lsrep.answer.prompt import NO_CONTEXT, render_answer_messages
 from lsrep.prompts import ANSWER_CONTEXT, TEMPLATES
 
 GOLDEN = Path(__file__).parent / "golden" / "prompt_digests.json"

@@ -6,13 +6,13 @@ import uuid
 
 import pytest
 
-from lsrep.answerer import render_answer_messages
+from lsrep.answer.prompt import render_answer_messages
+from lsrep.embed.model import OpenAIEmbedder
+from lsrep.judge.model import EvolvingReferenceJudge, JudgeError
+from lsrep.judge.verdict import JudgeCase, VersionView
 from lsrep.llm.cache import ResponseCache
 from lsrep.llm.client import LLMClient
-from lsrep.llm.embedder import OpenAIEmbedder
-from lsrep.llm.judges import EvolvingReferenceJudge, JudgeError
 from lsrep.llm.server import Fault
-from lsrep.verdict import JudgeCase, VersionView
 
 
 def test_planted_key_never_leaves_the_request(server, spec_for, tmp_path, monkeypatch):

@@ -210,7 +210,7 @@ def test_cohen_kappa_by_hand():
 
 
 def test_kappa_matches_the_model_layer_implementation():
-    from lsrep.llm.agreement import cohen_kappa, percent_agreement
+    from lsrep.judge.agreement import cohen_kappa, percent_agreement
 
     a = ["correct", "stale", "wrong", "correct", None, "abstained", "correct", "wrong"]
     b = ["correct", "wrong", "wrong", "stale", "correct", "abstained", "correct", None]

@@ -11,7 +11,7 @@ from lsrep.adapters.ice import MAINTENANCE, IceAdapter, Options
 from pydantic import ValidationError
 
 from lsrep.contract import AdapterSetup, FidelityEvent, ReplayTurn
-from lsrep.embeddings import HashingEmbedder
+from lsrep.embed.hashing import HashingEmbedder
 
 HIKES = [
     "We went hiking near the lake and saw herons on the trail.",

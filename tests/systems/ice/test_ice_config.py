@@ -11,7 +11,7 @@ from lsrep.systems.ice import HashingEmbedder, IceConfig
 from lsrep.systems.ice.text import estimate_tokens
 from pydantic import ValidationError
 
-from lsrep.embeddings import HashingEmbedder as HarnessEmbedder
+from lsrep.embed.hashing import HashingEmbedder as HarnessEmbedder
 
 PACKAGE = Path(__file__).resolve().parents[3] / "systems" / "ice"
 

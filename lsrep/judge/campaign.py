@@ -17,8 +17,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from lsrep.judge.verdict import JudgeCase, VersionView
 from lsrep.protocol.campaign import EndpointRef, JudgeSpec
-from lsrep.verdict import JudgeCase, VersionView
 
 CACHE_FILE = "llm-cache.sqlite"
 LOCKS_DIR = ".llm-locks"
@@ -50,7 +50,7 @@ def make_client(endpoint: EndpointRef, store_path: Path | str | None):
 
 def build_judge(spec: JudgeSpec, store_path: Path | str | None):
     """A model judge (or a multi-pass panel) for a campaign's judge table."""
-    from lsrep.llm.judges import EvolvingReferenceJudge, LongMemEvalJudge, MultiPassJudge
+    from lsrep.judge.model import EvolvingReferenceJudge, LongMemEvalJudge, MultiPassJudge
 
     if spec.kind == "deterministic":
         return None
@@ -96,7 +96,7 @@ def call_row(record: dict[str, Any], run_id: str, obs_id: str | None) -> dict[st
 def judge_observations(name: str, judge: Any, rows: Sequence[dict[str, Any]], *,
                        workers: int = 4) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Label observation rows with one judge: (judgement rows, llm_calls rows)."""
-    from lsrep.llm.judges import JudgeError
+    from lsrep.judge.model import JudgeError
 
     def one(row: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         base = {"obs_id": row["obs_id"], "judge": name, "run_id": row["run_id"], "judge_version": judge.version,

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator
 
 from lsrep.engine import UnitResult, UnitTask, run_unit
 from lsrep.errors import ConfigError
-from lsrep.executors import Executor, crashed_unit
+from lsrep.executors.local import Executor, crashed_unit
 
 
 class RayExecutor(Executor):

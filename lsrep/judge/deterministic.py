@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from lsrep.verdict import JudgeCase, Verdict, VersionView
+from lsrep.judge.verdict import JudgeCase, Verdict, VersionView
 
 ABSTAIN_PATTERNS = re.compile(
     r"(^$|i don.?t know|not (known|mentioned|stated|specified|provided|available|in the)|"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from lsrep.contract import Embedder
-from lsrep.embeddings import HashingEmbedder
+from lsrep.embed.hashing import HashingEmbedder
 from lsrep.errors import ConfigError
 from lsrep.protocol.campaign import EmbedderSpec
 
@@ -15,11 +15,11 @@ def make_embedder(spec: EmbedderSpec) -> Embedder:
         case "openai":
             if spec.endpoint is None:
                 raise ConfigError("embedder kind 'openai' needs an [embedder.endpoint] table")
-            from lsrep.llm.embedder import OpenAIEmbedder
+            from lsrep.embed.model import OpenAIEmbedder
 
             return OpenAIEmbedder.from_endpoint(spec.endpoint)
         case "minilm":
-            from lsrep.llm.embedder import MiniLMEmbedder
+            from lsrep.embed.model import MiniLMEmbedder
 
             return MiniLMEmbedder()
     raise ConfigError(f"unknown embedder kind {spec.kind!r}")

@@ -1,6 +1,6 @@
 """Answerers the engine calls in context mode: the offline extractive one, or a model endpoint.
 
-Both build the same prompt (`lsrep.answerer.build_messages`), so prompt size and
+Both build the same prompt (`lsrep.answer.prompt.build_messages`), so prompt size and
 context-window handling are measured identically whoever answers.
 """
 
@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from lsrep.answerer import (
+from lsrep.answer.prompt import (
     ANSWER_TEMPLATE_DIGEST,
     ExtractiveAnswerer,
     build_messages,
@@ -129,12 +129,3 @@ class OfflineAnswerer(Answerer):
     def _complete(self, question, messages, fragments) -> AnswerOutcome:
         return AnswerOutcome(text=self._impl.answer(question, fragments), prompt_tokens=0, within_limit=True,
                              fragments_used=fragments)
-
-
-def make_answerer(spec: AnswererSpec, store_path: str | None = None) -> Answerer:
-    """The campaign's answerer; model calls are cached beside the store when one is given."""
-    if spec.kind == "extractive":
-        return OfflineAnswerer(spec)
-    from lsrep.llm.answering import LLMAnswerer
-
-    return LLMAnswerer(spec, store_path=store_path)

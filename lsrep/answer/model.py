@@ -1,4 +1,4 @@
-"""Bridge: the engine's context-mode `Answerer` (lsrep.answering) answered by a model endpoint.
+"""Bridge: the engine's context-mode `Answerer` (lsrep.answer.base) answered by a model endpoint.
 
 The engine's base class builds the prompt and applies the answerer's window and
 overflow policy; this class only sends the messages through :class:`LLMClient`
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from lsrep.answering import Answerer, AnswerOutcome
+from lsrep.answer.base import Answerer, AnswerOutcome
 from lsrep.contract import Fragment
 from lsrep.llm.client import SystemLanguageModel
 from lsrep.protocol.campaign import AnswererSpec
@@ -26,7 +26,7 @@ class LLMAnswerer(Answerer):
         super().__init__(spec)
         if spec.endpoint is None:
             raise ValueError("answerer kind 'llm' needs an endpoint")
-        from lsrep.judging import make_client
+        from lsrep.judge.campaign import make_client
 
         # One response cache and one cross-process concurrency limit per store folder.
         self.client = make_client(spec.endpoint, store_path)

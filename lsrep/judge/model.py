@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from lsrep.judge.verdict import JudgeCase, Outcome, Verdict, VersionView
 from lsrep.llm.cache import ResponseCache
 from lsrep.llm.client import LLMClient
 from lsrep.llm.config import EndpointSpec
@@ -35,7 +36,6 @@ from lsrep.prompts import (
     combined_digest,
 )
 from lsrep.text import normalise_answer
-from lsrep.verdict import JudgeCase, Outcome, Verdict, VersionView
 
 
 class JudgeError(RuntimeError):

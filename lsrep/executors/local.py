@@ -124,17 +124,3 @@ def crashed_unit(task: UnitTask, exc: BaseException) -> UnitResult:
                "checkpoint": None, "probe_id": None, "error_type": type(exc).__name__, "message": message}
     return UnitResult(unit=unit, tables={"observations": observations, "judgements": judgements,
                                          "failures": [failure]})
-
-
-def make_executor(name: str, workers: int = 1, address: str | None = None) -> Executor:
-    if name == "in-process" or (name == "auto" and workers <= 1):
-        return InProcessExecutor()
-    if name in ("process", "auto"):
-        return ProcessPoolExecutor(workers)
-    if name == "ray":
-        from lsrep.ray_executor import RayExecutor
-
-        return RayExecutor(address=address, workers=workers)
-    from lsrep.errors import ConfigError
-
-    raise ConfigError(f"unknown executor {name!r} (in-process, process, ray)")

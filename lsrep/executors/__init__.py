@@ -1,0 +1,22 @@
+"""Executors: where units run (`local`: in-process and process pool; `ray_cluster`: Ray).
+`make_executor` picks one by name."""
+
+from __future__ import annotations
+
+from lsrep.executors.local import Executor, InProcessExecutor, ProcessPoolExecutor, crashed_unit
+
+__all__ = ["Executor", "InProcessExecutor", "ProcessPoolExecutor", "crashed_unit", "make_executor"]
+
+
+def make_executor(name: str, workers: int = 1, address: str | None = None) -> Executor:
+    if name == "in-process" or (name == "auto" and workers <= 1):
+        return InProcessExecutor()
+    if name in ("process", "auto"):
+        return ProcessPoolExecutor(workers)
+    if name == "ray":
+        from lsrep.executors.ray_cluster import RayExecutor
+
+        return RayExecutor(address=address, workers=workers)
+    from lsrep.errors import ConfigError
+
+    raise ConfigError(f"unknown executor {name!r} (in-process, process, ray)")
