@@ -232,6 +232,7 @@ EXTENSION_MODULES = (
     "lsrep.commands.adapters",
     "lsrep.commands.datasets",
     "lsrep.commands.rate",
+    "lsrep.commands.calibrate",
 )
 
 

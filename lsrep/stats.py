@@ -158,6 +158,50 @@ def cluster_bootstrap_mean(
     return Estimate(float(vals.mean()), _percentile(reps, level), level, len(vals), k, unit, method)
 
 
+def stratified_cluster_mean(
+    values: Sequence[float] | np.ndarray,
+    clusters: Sequence[Hashable],
+    strata: Sequence[Hashable],
+    rng: np.random.Generator,
+    *,
+    b: int = DEFAULT_B,
+    level: float = DEFAULT_LEVEL,
+    unit: str = PROBE_UNIT,
+) -> Estimate:
+    """Unweighted mean over strata of each stratum's mean, with a stratified cluster bootstrap.
+
+    Each replicate resamples whole clusters with replacement within every stratum (so no stratum
+    ever goes missing), takes each stratum's mean over its observations, then the plain mean over
+    strata. A cluster is keyed by (stratum, cluster). NaN values are left out first.
+    """
+    vals = _as_float(values)
+    if not len(vals) == len(clusters) == len(strata):
+        raise ValueError("values, clusters and strata differ in length")
+    keep = ~np.isnan(vals)
+    method = f"stratified cluster bootstrap, percentile, B={b}"
+    by_stratum: dict[Hashable, tuple[list[float], list[Hashable]]] = {}
+    for v, c, s, ok in zip(vals, clusters, strata, keep, strict=True):
+        if ok:
+            vs, cs = by_stratum.setdefault(s, ([], []))
+            vs.append(float(v))
+            cs.append(c)
+    if not by_stratum:
+        return _nan_estimate(0, 0, level, unit, method)
+    point, reps, k_total = [], np.zeros(b), 0
+    for s in sorted(by_stratum, key=str):
+        vs, cs = by_stratum[s]
+        codes, k = cluster_codes(cs)
+        k_total += k
+        arr = np.asarray(vs)
+        sums = np.bincount(codes, weights=arr, minlength=k)
+        counts = np.bincount(codes, minlength=k).astype(float)
+        point.append(float(arr.mean()))
+        reps += _bootstrap_ratio(sums, counts, rng, b)
+    reps /= len(by_stratum)
+    return Estimate(float(np.mean(point)), _percentile(reps, level), level, int(keep.sum()), k_total, unit,
+                    method + f", {len(by_stratum)} strata weighted equally")
+
+
 def wilson_interval(successes: int, n: int, *, level: float = DEFAULT_LEVEL) -> Estimate:
     """A rate with its Wilson score interval (treats the n observations as independent)."""
     method = "Wilson score interval"

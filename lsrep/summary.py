@@ -1,44 +1,68 @@
-"""The per-condition summary table printed by `lsrep show` and at the end of a run."""
+"""The per-condition summary table printed by `lsrep show`, at the end of a run and by `lsrep longmemeval`.
+
+Scores come from `lsrep.headline` (the same module the reports use): the headline that cannot be won
+by abstaining, answerable accuracy with its cluster-bootstrap interval, abstention accuracy apart.
+"""
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
 
+from lsrep.headline import HEADLINE_METRIC, condition_scores
 from lsrep.judge.verdict import OUTCOMES
 from lsrep.store import RunStore
+
+SUMMARY_BOOT = 1000
+"""Bootstrap replicates for the printed summary (reports use their own setting)."""
 
 
 def summary_rows(store: RunStore, run_id: str, judge: str = "deterministic") -> list[dict]:
     rows = store.rows(
-        "select o.condition, o.status, o.context_tokens, o.prompt_tokens, o.n_fragments, o.proven_leak, "
-        "j.outcome, j.correct from observations o left join judgements j on j.obs_id = o.obs_id and j.judge = ? "
-        "where o.run_id = ?",
+        "select o.condition, o.trajectory, o.probe_id, o.kind, o.category, o.expected, o.status, "
+        "o.context_tokens, o.prompt_tokens, o.n_fragments, o.proven_leak, j.outcome, j.correct "
+        "from observations o left join judgements j on j.obs_id = o.obs_id and j.judge = ? "
+        "and j.status = 'ok' where o.run_id = ? order by o.obs_id",
         [judge, run_id],
     )
     by_cond: dict[str, list[dict]] = defaultdict(list)
     for r in rows:
         by_cond[r["condition"]].append(r)
-    declared = [c["name"] for c in store.run(run_id)["manifest"].get("campaign", {}).get("conditions", [])]
+    campaign = store.run(run_id)["manifest"].get("campaign", {})
+    declared = [c["name"] for c in campaign.get("conditions", [])]
+    systems = {c["name"]: c.get("system") for c in campaign.get("conditions", [])}
     order = [c for c in declared if c in by_cond] + sorted(set(by_cond) - set(declared))
+    scores = condition_scores(rows, order, seed=int(campaign.get("seed") or 0), systems=systems, boot=SUMMARY_BOOT)
     out = []
-    for cond in order:
+    for cond, score in zip(order, scores, strict=True):
         obs = by_cond[cond]
-        n = len(obs)
         outcomes = Counter(r["outcome"] or "error" for r in obs)
         ok = [r for r in obs if r["status"] == "ok"]
         out.append({
-            "condition": cond, "n": n, "accuracy": sum(r["correct"] or 0 for r in obs) / n if n else 0.0,
+            "condition": cond, "n": len(obs), "rank": score.rank, "score": score,
+            "headline": score.headline.value, "headline_ci": score.headline.interval,
+            "answerable_n": score.answerable.n, "answerable_correct": score.answerable_correct,
+            "answerable": score.answerable.value, "answerable_ci": score.answerable.interval,
+            "abstention_n": score.abstention_n, "abstention_correct": score.abstention_correct,
             **{o: outcomes.get(o, 0) for o in OUTCOMES},
             "mean_fragments": sum(r["n_fragments"] for r in ok) / len(ok) if ok else 0.0,
             "mean_context_tokens": sum(r["context_tokens"] for r in ok) / len(ok) if ok else 0.0,
             "mean_prompt_tokens": _mean([r["prompt_tokens"] for r in obs if r["prompt_tokens"] is not None]),
-            "proven_leaks": sum(1 for r in obs if r["proven_leak"]),
+            "proven_leaks": score.labels["proven_leak"],
         })
     return out
 
 
 def _mean(values: list) -> float:
     return sum(values) / len(values) if values else 0.0
+
+
+def _rate(value: float) -> str:
+    return "   —" if value != value else f"{value:.2f}"
+
+
+def _ci(interval: tuple[float, float]) -> str:
+    lo, hi = interval
+    return "—" if lo != lo else f"{lo:.2f}–{hi:.2f}"
 
 
 def print_summary(store: RunStore, run_id: str) -> None:
@@ -49,14 +73,21 @@ def print_summary(store: RunStore, run_id: str) -> None:
     print(f"run {run_id}  campaign {run['campaign']!r}  status {run['status']}")
     print(f"answerer: {answerer['name']} v{answerer['version']}{label}; judge: deterministic v1 "
           f"(exact/alias match, token-F1, outcome label); embedder: {manifest['embedder']}")
-    header = (f"{'condition':<22}{'n':>5}{'acc':>7}{'correct':>9}{'stale':>7}{'future':>8}{'abstain':>9}"
-              f"{'wrong':>7}{'error':>7}{'frags':>7}{'ctx tok':>9}{'prompt':>8}{'leaks':>7}")
+    header = (f"{'condition':<22}{'rank':>5}{'headline':>9}{'95% CI':>11}{'ans n':>7}{'ans acc':>8}{'95% CI':>11}"
+              f"{'abst n':>7}{'abst acc':>9}{'stale':>7}{'future':>7}{'abstain':>8}{'wrong':>7}{'error':>6}"
+              f"{'frags':>7}{'ctx tok':>8}{'prompt':>7}{'leaks':>6}")
     print(header)
     print("-" * len(header))
     for r in summary_rows(store, run_id):
-        print(f"{r['condition']:<22}{r['n']:>5}{r['accuracy']:>7.2f}{r['correct']:>9}{r['stale']:>7}"
-              f"{r['future']:>8}{r['abstained']:>9}{r['wrong']:>7}{r['error']:>7}{r['mean_fragments']:>7.1f}"
-              f"{r['mean_context_tokens']:>9.0f}{r['mean_prompt_tokens']:>8.0f}{r['proven_leaks']:>7}")
-    print("acc = share credited correct (correct, or abstained where abstention was expected); frags and "
-          "ctx tok = mean per answered observation; prompt = mean answer-prompt tokens wherever measured "
-          "(failures included); leaks = observations whose context held a turn from after the checkpoint.")
+        rank = "—" if r["rank"] is None else str(r["rank"])
+        abst = r["abstention_correct"] / r["abstention_n"] if r["abstention_n"] else float("nan")
+        print(f"{r['condition']:<22}{rank:>5}{_rate(r['headline']):>9}{_ci(r['headline_ci']):>11}"
+              f"{r['answerable_n']:>7}{_rate(r['answerable']):>8}{_ci(r['answerable_ci']):>11}"
+              f"{r['abstention_n']:>7}{_rate(abst):>9}{r['stale']:>7}{r['future']:>7}{r['abstained']:>8}"
+              f"{r['wrong']:>7}{r['error']:>6}{r['mean_fragments']:>7.1f}{r['mean_context_tokens']:>8.0f}"
+              f"{r['mean_prompt_tokens']:>7.0f}{r['proven_leaks']:>6}")
+    print(f"headline = {HEADLINE_METRIC}: the mean over categories (else probe kinds) of accuracy on answerable "
+          "probes; ranks use it. ans = probes with a reference answer; abst = probes whose correct response is "
+          f"to abstain (never in the headline). CIs: cluster bootstrap over probes (trajectory, probe_id), "
+          f"B={SUMMARY_BOOT}. frags and ctx tok = mean per answered observation; prompt = mean answer-prompt "
+          "tokens wherever measured; leaks = observations whose context held a turn from after the checkpoint.")
