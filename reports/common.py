@@ -44,6 +44,8 @@ class Context:
     """The declared family of paired comparisons."""
     store: Any = None
     """The run store, for sections that read tables beyond RunData (human ratings)."""
+    metrics: Any = None
+    """`reports.metrics.Metrics`: headline scores, calibration, LoCoMo metric (set by build_report)."""
 
     @property
     def conditions(self) -> list[str]:

@@ -11,7 +11,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from dataclasses import replace
+
 from lsrep.reports import integrity, quality
+from lsrep.reports.metrics import compute_metrics, metrics_record
 from lsrep.reports.common import Context, Settings
 from lsrep.reports.load import DETERMINISTIC, RunData, apply_judge_of_record, load_run
 from lsrep.reports.tree import Callout, Report, Section
@@ -50,6 +53,7 @@ def build_report(
                 raise LsrepError(f"--compare names unknown condition {name!r} (known: {', '.join(sorted(known))})")
     seed = int(data.manifest.get("campaign", {}).get("seed") or 0)
     ctx = Context(data, Settings(seed=seed, boot=boot), tuple(tuple(p) for p in compare or ()), store)
+    ctx = replace(ctx, metrics=compute_metrics(ctx))
     fidelity, _ = integrity.fidelity(ctx)
     sections: tuple[Section, ...] = (
         quality.headline(ctx), quality.over_time(ctx), quality.outcome_mix(ctx), quality.paired(ctx),
@@ -65,7 +69,7 @@ def build_report(
         run_id=run["run_id"],
         subtitle=camp.get("description", ""),
         conditions=tuple(data.conditions),
-        banner=_banner(data) + _record_banner(record_counts),
+        banner=_banner(data) + _record_banner(record_counts) + quality.calibration_banner(ctx),
         highlights=_highlights(data),
         sections=sections,
         meta={
@@ -74,6 +78,7 @@ def build_report(
             "run_status": run["status"], "lsrep_version": data.manifest.get("lsrep_version"),
             "created_at": run["created_at"],
         },
+        metrics=metrics_record(ctx, ctx.metrics),
     )
 
 

@@ -25,7 +25,8 @@ from lsrep.stats import Estimate, PairedComparison, TestResult
 TEMPLATES = Path(__file__).parent / "templates"
 NUMERIC_KINDS = frozenset({"int", "number", "tokens", "ms", "rate", "estimate", "rate_estimate", "rate_interval", "pvalue", "p_holm", "delta",
                            "share_bar"})
-JSON_SCHEMA_VERSION = 1
+JSON_SCHEMA_VERSION = 2
+"""2: the metrics record (`conditions`, `calibration`, ...) at the top level, the tree under `report`."""
 
 
 @cache
@@ -71,8 +72,10 @@ def render_markdown(report: Report) -> str:
 
 
 def render_json(report: Report) -> str:
-    return json.dumps({"schema": JSON_SCHEMA_VERSION, **to_jsonable(report)}, indent=2, ensure_ascii=False,
-                      allow_nan=False)
+    tree = to_jsonable(dataclasses.replace(report, metrics={}))
+    tree.pop("metrics", None)
+    doc = {"schema": JSON_SCHEMA_VERSION, "run_id": report.run_id, **to_jsonable(report.metrics), "report": tree}
+    return json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False)
 
 
 def to_jsonable(obj: Any) -> Any:

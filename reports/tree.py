@@ -98,6 +98,8 @@ class Report:
     sections: tuple[Section, ...]
     meta: dict[str, Any] = field(default_factory=dict)
     """Judge, bootstrap settings, generation details."""
+    metrics: dict[str, Any] = field(default_factory=dict)
+    """The machine-readable metrics record (`reports.metrics`); JSON puts it at the top level."""
 
     def section(self, section_id: str) -> Section:
         for s in self.sections:

@@ -100,10 +100,11 @@ def test_planted_script_is_escaped_everywhere(example_outputs):
 def test_markdown_and_json_cover_every_section(example_outputs):
     md = example_outputs["md"]
     doc = json.loads(example_outputs["json"])
-    assert [s["id"] for s in doc["sections"]] == list(SECTION_IDS)
-    for section in doc["sections"]:
+    tree = doc["report"]
+    assert [s["id"] for s in tree["sections"]] == list(SECTION_IDS)
+    for section in tree["sections"]:
         assert f'<a id="{section["id"]}"></a>' in md
-    assert doc["meta"]["resampling_unit"] == "probe (trajectory, probe_id)"
+    assert tree["meta"]["resampling_unit"] == "probe (trajectory, probe_id)"
 
 
 def test_report_is_deterministic(example_run):
