@@ -72,7 +72,7 @@ class AblationEffect:
     changed_contexts: int | None
     """Pairs whose returned context (source turns in order) differs, where known."""
     contributing: bool
-    """Exact McNemar p < alpha and the cluster-bootstrap interval excludes zero."""
+    """Sign-flip randomization p < alpha (whole probes flipped) and the cluster-bootstrap interval excludes zero."""
 
 
 @dataclass(frozen=True)
@@ -128,7 +128,7 @@ class FidelityAudit:
     integrity: tuple[IntegrityCounts, ...]
     """Per condition, in condition-name order."""
     alpha: float
-    """Level of the McNemar test behind `contributing`."""
+    """Level of the sign-flip test behind `contributing`."""
 
     @property
     def total(self) -> IntegrityCounts:
@@ -234,7 +234,8 @@ def ablation_effect(
     changed_contexts = sum(x["context"] != y["context"] for x, y in pairs) if has_context else None
     lo, hi = comparison.difference.interval
     excludes_zero = bool(pairs) and (lo > 0 or hi < 0)
-    significant = comparison.mcnemar is not None and comparison.mcnemar.p_value < alpha
+    # The cluster-aware test, as everywhere in the reports: flip whole probes (not McNemar).
+    significant = comparison.randomization.p_value < alpha
     return AblationEffect(ablation, comparison, len(pairs), changed_answers, changed_contexts,
                           excludes_zero and significant)
 

@@ -42,7 +42,7 @@ def fidelity(ctx: Context) -> tuple[Section, tuple[audit.MechanismAudit, ...]]:
     arows = [{"condition": m.condition, "mechanism": m.mechanism, "ablation": m.ablation.ablation,
               "pairs": m.ablation.pairs, "probes": m.ablation.comparison.difference.clusters,
               "pairs_probes": f"{m.ablation.pairs} / {m.ablation.comparison.difference.clusters}",
-              "effect": m.ablation.comparison.difference, "mcnemar": m.ablation.comparison.mcnemar.p_value,
+              "effect": m.ablation.comparison.difference,
               "flip": m.ablation.comparison.randomization.p_value,
               "answers": m.ablation.changed_answers / m.ablation.pairs if m.ablation.pairs else None,
               "contexts": (m.ablation.changed_contexts / m.ablation.pairs
@@ -54,7 +54,7 @@ def fidelity(ctx: Context) -> tuple[Section, tuple[audit.MechanismAudit, ...]]:
         Column("ablation", "Switched off in", "condition"),
         Column("pairs_probes", "Pairs / probes", "text", "n / clusters"),
         Column("effect", "Δ accuracy on − off", "delta", f"{ctx.settings.ci_label}, cluster bootstrap over probes"),
-        Column("mcnemar", "McNemar exact p", "pvalue"), Column("flip", "Sign-flip p", "pvalue", "flips whole probes"),
+        Column("flip", "Sign-flip p", "pvalue", f"resampling unit = {stats.PROBE_UNIT}: flips whole probes"),
         Column("answers", "Answers changed", "share_bar", "share of pairs"),
         Column("contexts", "Contexts changed", "share_bar", "share of pairs"),
         Column("verdict", "Verdict", "verdict"),
@@ -90,7 +90,7 @@ def fidelity(ctx: Context) -> tuple[Section, tuple[audit.MechanismAudit, ...]]:
         "executed, or executed with an error or with no output. `in prompt` events come from the harness, "
         "from each fragment's mechanism attribution.",
         "Contributing needs a controlled contrast: a condition with the same system and options and exactly "
-        "this mechanism switched off. Contributing = exact McNemar p < "
+        "this mechanism switched off. Contributing = sign-flip p (whole probes flipped) < "
         f"{ctx.settings.alpha} and the {ctx.settings.ci_label} of the paired accuracy difference excludes "
         "zero; otherwise no detected effect (which is not evidence of no effect).",
     )

@@ -4,6 +4,7 @@ context cost, categories and evidence reach."""
 from __future__ import annotations
 
 import itertools
+from dataclasses import dataclass
 from typing import Any
 
 from lsrep.reports.common import OUTCOMES, Context, cluster, group, outcome_counts
@@ -11,7 +12,7 @@ from lsrep.reports.tree import Callout, Column, Figure, Section, Table
 
 from lsrep import stats
 from lsrep.calibration import LOW_CEILING
-from lsrep.headline import HEADLINE_DEFINITION, HEADLINE_METRIC
+from lsrep.headline import HEADLINE_DEFINITION, HEADLINE_METRIC, expects_abstention
 from lsrep.judge.locomo_f1 import CATEGORY_NUMBERS
 
 
@@ -200,10 +201,60 @@ def _checkpoint_meta(ctx: Context) -> dict[int, str]:
     return labels
 
 
+@dataclass(frozen=True)
+class CheckpointAxis:
+    """How observations line up over time: by checkpoint ordinal when every trajectory has the same number
+    of checkpoints, else by relative position (bins of ordinal / the trajectory's own checkpoint count),
+    so a short trajectory ending never looks like a drop."""
+
+    aligned: bool
+    """True: relative-position bins; False: plain ordinals."""
+    bins: int
+    counts: dict[str, int]
+    """Trajectory → its number of checkpoints."""
+
+    def x(self, obs: dict[str, Any]) -> int:
+        if not self.aligned:
+            return obs["checkpoint"]
+        n = self.counts.get(obs["trajectory"]) or 1
+        return min(self.bins - 1, obs["checkpoint"] * self.bins // n)
+
+    @property
+    def xlabel(self) -> str:
+        return (f"relative position in the trajectory (bin of {self.bins})" if self.aligned
+                else "checkpoint (ordinal)")
+
+    @property
+    def note(self) -> str:
+        if not self.aligned:
+            return ("Every trajectory has the same number of checkpoints, so the same ordinal is the same point "
+                    "in every trajectory.")
+        sizes = ", ".join(f"{t}: {n}" for t, n in sorted(self.counts.items()))
+        return (f"Trajectories differ in length ({sizes} checkpoints), so observations are aligned by relative "
+                f"position: bin = floor(ordinal × {self.bins} / the trajectory's checkpoints). Ordinals are never "
+                "pooled across trajectories of different length.")
+
+
+def checkpoint_axis(ctx: Context) -> CheckpointAxis:
+    unit_traj = {u["unit_id"]: u["trajectory"] for u in ctx.data.units}
+    counts: dict[str, int] = {}
+    for cp in ctx.data.checkpoints:
+        t = unit_traj.get(cp["unit_id"])
+        if t is not None:
+            counts[t] = max(counts.get(t, 0), cp["ordinal"] + 1)
+    for o in ctx.data.observations:
+        counts[o["trajectory"]] = max(counts.get(o["trajectory"], 0), o["checkpoint"] + 1)
+    if len(set(counts.values())) <= 1:
+        return CheckpointAxis(False, max(counts.values(), default=1), counts)
+    return CheckpointAxis(True, max(2, min(10, min(counts.values()))), counts)
+
+
 def over_time(ctx: Context) -> Section:
-    by = group(ctx.data.observations, "condition", "checkpoint")
-    checkpoints = sorted({o["checkpoint"] for o in ctx.data.observations})
-    labels = _checkpoint_meta(ctx)
+    axis = checkpoint_axis(ctx)
+    answerable = [o for o in ctx.data.observations if not expects_abstention(o)]
+    by = group([{**o, "x": axis.x(o)} for o in answerable], "condition", "x")
+    checkpoints = sorted({axis.x(o) for o in ctx.data.observations})
+    labels = {} if axis.aligned else _checkpoint_meta(ctx)
     series: dict[str, list[dict[str, Any]]] = {c: [] for c in ctx.conditions}
     rows = []
     for cp in checkpoints:
@@ -218,27 +269,33 @@ def over_time(ctx: Context) -> Section:
             row[f"c:{cond}"] = est
             series[cond].append({"x": cp, "value": est.value, "lo": est.interval[0], "hi": est.interval[1]})
         rows.append(row)
+    where = "relative position" if axis.aligned else "checkpoint"
     fig = Figure(
-        "fig-over-time", "over_time", "Accuracy over checkpoints",
-        {"conditions": ctx.conditions, "series": series, "xlabel": "checkpoint (ordinal)",
-         "ylabel": "accuracy", "xticks": checkpoints},
-        caption=f"Points: accuracy per checkpoint; vertical bars: {ctx.settings.ci_label} (cluster bootstrap over probes). "
-                "Conditions are dodged sideways so ties stay visible.",
-        alt="Accuracy per checkpoint for each condition with interval bands.",
+        "fig-over-time", "over_time", f"Answerable accuracy over {'the trajectory' if axis.aligned else 'checkpoints'}",
+        {"conditions": ctx.conditions, "series": series, "xlabel": axis.xlabel,
+         "ylabel": "answerable accuracy", "xticks": checkpoints},
+        caption=f"Points: answerable accuracy per {where}; vertical bars: {ctx.settings.ci_label} (cluster bootstrap "
+                f"over probes, resampling unit = {stats.PROBE_UNIT}). Conditions are dodged sideways so ties stay "
+                "visible. " + axis.note,
+        alt=f"Answerable accuracy per {where} for each condition with interval bands.",
     )
-    columns = (Column("checkpoint", "Checkpoint", "int"), Column("label", "When", "text"),
-               Column("n", "Probes asked", "int")) + _cond_columns(ctx)
+    columns = (Column("checkpoint", "Position bin" if axis.aligned else "Checkpoint", "int"),
+               Column("label", "When", "text"),
+               Column("n", "Answerable obs.", "int")) + _cond_columns(ctx)
     return Section(
         "over-time", "Score over checkpoints",
-        "Accuracy at each checkpoint, against the reference in force there: a system that absorbs "
+        "Answerable accuracy at each checkpoint, against the reference in force there: a system that absorbs "
         "revisions holds its score as facts change; one that keeps superseded versions drops.",
-        (fig, Table(columns, tuple(rows), notes=(_acc_note(ctx), ctx.settings.boot_note))),
+        (fig, Table(columns, tuple(rows), notes=(
+            _acc_note(ctx) + " Only answerable observations (abstention is scored apart, in the headline section).",
+            axis.note, ctx.settings.boot_note))),
     )
 
 
 def outcome_mix(ctx: Context) -> Section:
-    by = group(ctx.data.observations, "condition", "checkpoint")
-    checkpoints = sorted({o["checkpoint"] for o in ctx.data.observations})
+    axis = checkpoint_axis(ctx)
+    by = group([{**o, "x": axis.x(o)} for o in ctx.data.observations], "condition", "x")
+    checkpoints = sorted({axis.x(o) for o in ctx.data.observations})
     shares: dict[str, dict[str, list[float]]] = {}
     rows = []
     for cond in ctx.conditions:
@@ -260,7 +317,7 @@ def outcome_mix(ctx: Context) -> Section:
         "fig-outcome-mix", "outcome_mix", "Outcome mix per checkpoint",
         {"conditions": ctx.conditions, "checkpoints": checkpoints, "shares": shares, "outcomes": OUTCOMES},
         caption="Stacked shares of outcome labels per checkpoint; the black line is the share of observations "
-                "with a proven leak (context held a turn from after the checkpoint).",
+                "with a proven leak (context held a turn from after the checkpoint). " + axis.note,
         alt="Stacked outcome shares per checkpoint, one panel per condition.",
     )
     columns = (Column("condition", "Condition", "condition"), Column("checkpoint", "Checkpoint", "int"),
@@ -272,7 +329,7 @@ def outcome_mix(ctx: Context) -> Section:
         "a suspicion only), abstained, wrong — and how often the context provably leaked the future.",
         (fig, Table(columns, tuple(rows), notes=(
             f"Labels from the `{ctx.data.judge}` judge. Abstained includes correct abstentions (where no "
-            "version was known yet); a future answer is not proof of leakage, a proven leak is.",))),
+            "version was known yet); a future answer is not proof of leakage, a proven leak is.", axis.note))),
     )
 
 
@@ -313,17 +370,15 @@ def paired(ctx: Context) -> Section:
                 [cluster(x) for x, _ in r_pairs], stats.rng_for(ctx.settings.seed, "nos", a, b),
                 boot=ctx.settings.boot, level=ctx.settings.level)
         results.append((a, b, acc, f1, nos))
-    holm_mcnemar = stats.holm([r[2].mcnemar.p_value if r[2].difference.n else None for r in results])
     holm_flip = stats.holm([r[2].randomization.p_value if r[2].difference.n else None for r in results])
     rows, forest = [], []
-    for (a, b, acc, f1, nos), hm, hf in zip(results, holm_mcnemar, holm_flip, strict=True):
+    for (a, b, acc, f1, nos), hf in zip(results, holm_flip, strict=True):
         detail = dict(acc.mcnemar.detail)
         row = {
             "comparison": f"{a} − {b}", "pairs": acc.difference.n, "probes": acc.difference.clusters,
             "delta": acc.difference, "flip_p": acc.randomization.p_value, "flip_holm": hf,
-            "flip": (acc.randomization.p_value, hf),
+            "flip": (acc.randomization.p_value, hf), "flip_method": acc.randomization.method,
             "discordant": f"{int(detail['a_only'])} / {int(detail['b_only'])}",
-            "mcnemar_p": acc.mcnemar.p_value, "mcnemar_holm": hm, "mcnemar": (acc.mcnemar.p_value, hm),
             "f1": f1.difference,
         }
         if nos is not None:
@@ -331,16 +386,15 @@ def paired(ctx: Context) -> Section:
         rows.append(row)
         lo, hi = acc.difference.interval
         forest.append({"label": f"{a} − {b}", "value": acc.difference.value, "lo": lo, "hi": hi,
-                       "significant": hm is not None and hm < ctx.settings.alpha,
-                       "p_holm": hm, "n": acc.difference.n})
+                       "significant": hf is not None and hf < ctx.settings.alpha,
+                       "p_holm": hf, "n": acc.difference.n})
     columns = [
         Column("comparison", "A − B", "label"), Column("pairs", "Pairs", "int"),
         Column("probes", "Probes", "int", "clusters"),
         Column("delta", "Δ accuracy", "delta", f"{ctx.settings.ci_label}, cluster bootstrap over probes"),
-        Column("flip", "Sign-flip p", "p_holm", "flips whole probes; Holm-adjusted below"),
-        Column("discordant", "A only / B only", "text", "discordant pairs"),
-        Column("mcnemar", "McNemar exact p", "p_holm", "Holm-adjusted below"),
-        Column("f1", "Δ token-F1", "delta", ctx.settings.ci_label),
+        Column("flip", "Sign-flip p", "p_holm", f"resampling unit = {stats.PROBE_UNIT}; Holm-adjusted below"),
+        Column("discordant", "A only / B only", "text", "discordant pairs (descriptive)"),
+        Column("f1", "Δ token-F1", "delta", f"{ctx.settings.ci_label}, cluster bootstrap over probes"),
     ]
     if rubric:
         columns.append(Column("nos", "Net ordinal superiority", "delta", "rubric, P(A>B) − P(B>A)"))
@@ -350,10 +404,12 @@ def paired(ctx: Context) -> Section:
     notes = (
         f"Pairs: the same (trajectory, probe, checkpoint, repetition) answered under both conditions. "
         f"The family of {len(family)} comparison(s) is {source}; Holm's step-down correction is applied "
-        "across it, separately to the McNemar and to the sign-flip p-values.",
+        "across it.",
         ctx.settings.boot_note + " Intervals are not adjusted for multiplicity.",
-        "McNemar's exact test treats pairs as independent; the sign-flip test flips each probe's "
-        "differences together, so it respects the clustering.",
+        f"One cluster-aware test family: the interval resamples whole probes ({stats.PROBE_UNIT}) and the "
+        "sign-flip randomization test flips each probe's differences together; the forest plot's filled "
+        "points use the same Holm-adjusted sign-flip p-values as this table. Tests that treat pairs as "
+        "independent (McNemar) are not used: checkpoints of one probe are not independent.",
         "A difference near zero means no detected difference, not equivalence.",
     )
     blocks: list[Any] = []
@@ -362,7 +418,7 @@ def paired(ctx: Context) -> Section:
             "fig-forest", "forest", "Paired differences in accuracy",
             {"rows": forest, "xlabel": "Δ accuracy (A − B)", "alpha": ctx.settings.alpha},
             caption=f"Points: mean paired difference; bars: {ctx.settings.ci_label} (cluster bootstrap over "
-                    f"probes). Filled points: Holm-adjusted McNemar p < {ctx.settings.alpha}.",
+                    f"probes). Filled points: Holm-adjusted sign-flip p < {ctx.settings.alpha} (whole probes flipped).",
             alt="Forest plot of paired accuracy differences with intervals.",
         ))
     else:
@@ -382,7 +438,7 @@ def cost(ctx: Context) -> Section:
     for cond in ctx.conditions:
         obs = by_cond.get(cond, [])
         ok = [o for o in obs if o["status"] == "ok"]
-        acc, _ = ctx.accuracy(obs, cond)
+        acc = ctx.metrics.score(cond).headline
         frags = ctx.mean(ok, lambda o: o["n_fragments"], "fragments", cond)
         ctx_tokens = ctx.mean(ok, lambda o: o["context_tokens"], "context_tokens", cond)
         prompt = ctx.mean(ok, lambda o: o["prompt_tokens"], "prompt_tokens", cond)
@@ -395,7 +451,7 @@ def cost(ctx: Context) -> Section:
                        "fragments": frags.value, "prompt_tokens": prompt.value})
     columns = [
         Column("condition", "Condition", "condition"),
-        Column("accuracy", "Accuracy", "rate_estimate", ctx.settings.ci_label),
+        Column("accuracy", "Headline", "rate_estimate", f"{HEADLINE_METRIC}; {ctx.settings.ci_label}"),
         Column("fragments", "Fragments / obs.", "estimate", ctx.settings.ci_label),
         Column("context_tokens", "Context tokens / obs.", "estimate"),
         Column("prompt_tokens", "Prompt tokens / obs.", "estimate", "whole answer prompt"),
@@ -405,7 +461,7 @@ def cost(ctx: Context) -> Section:
         columns.insert(5, Column("usage", "Endpoint prompt tokens", "estimate", "reported usage"))
     fig = Figure(
         "fig-cost", "cost", "Quality against context cost", {"points": points},
-        caption=f"Accuracy ({ctx.settings.ci_label}) against mean fragments (left) and mean prompt tokens "
+        caption=f"Headline ({HEADLINE_METRIC}, {ctx.settings.ci_label}) against mean fragments (left) and mean prompt tokens "
                 "(right) per observation.",
         alt="Accuracy plotted against mean fragments and mean prompt tokens per condition.",
     )
@@ -414,7 +470,8 @@ def cost(ctx: Context) -> Section:
         "Quality is only half the story: what each condition spent to get it — fragments returned and "
         "tokens in the answer prompt (one common estimator for every system).",
         (fig, Table(tuple(columns), tuple(rows), notes=(
-            "Cost means are over observations whose query succeeded (status ok); accuracy over all.",
+            "Cost means are over observations whose query succeeded (status ok); the headline over all "
+            "answerable observations.",
             ctx.settings.boot_note))),
     )
 
@@ -456,7 +513,8 @@ def categories(ctx: Context) -> Section:
 
 def _category_over_checkpoints(ctx: Context) -> Table:
     """Plain accuracy per (condition, category) at each checkpoint ordinal (no intervals: cells are small)."""
-    obs = [o for o in ctx.data.observations if o["correct"] is not None]
+    axis = checkpoint_axis(ctx)
+    obs = [{**o, "checkpoint": axis.x(o)} for o in ctx.data.observations if o["correct"] is not None]
     checkpoints = sorted({o["checkpoint"] for o in obs})
     by = group(obs, "condition", "category")
     rows = []
@@ -472,8 +530,8 @@ def _category_over_checkpoints(ctx: Context) -> Table:
         Column(f"cp{cp}", f"#{cp}", "rate") for cp in checkpoints)
     return Table(columns, tuple(rows), caption="Accuracy by category over checkpoints",
                  notes=("Share credited correct among the observations of that category asked at that "
-                        "checkpoint ordinal (all trajectories and repetitions pooled); blank where none was "
-                        "asked. Descriptive: cells can be small, so no intervals are drawn.",))
+                        "checkpoint (repetitions pooled); blank where none was asked. Descriptive: cells can be small, "
+                        "so no intervals are drawn.", axis.note))
 
 
 def evidence(ctx: Context) -> Section:

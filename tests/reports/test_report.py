@@ -46,7 +46,8 @@ def test_example_report_has_every_section(example_run):
     # No declared comparisons: all three pairs, Holm-corrected.
     paired = tables(report.section("paired"))[0]
     assert len(paired.rows) == 3
-    assert all(r["mcnemar_holm"] >= r["mcnemar_p"] for r in paired.rows)
+    assert all(r["flip_holm"] >= r["flip_p"] for r in paired.rows)
+    assert all("mcnemar" not in r for r in paired.rows)
     figures = {b.kind for s in report.sections for b in s.blocks if isinstance(b, Figure)}
     assert {"over_time", "outcome_mix", "forest", "cost"} <= figures
     fidelity = tables(report.section("fidelity"))[0]
@@ -120,7 +121,7 @@ def test_synthetic_run_ablation_judges_and_failures(synthetic_store):
     assert graph["verdict"] == "contributing"
     (contrast,) = tables(report.section("fidelity"))[1].rows
     assert (contrast["mechanism"], contrast["ablation"]) == ("toy.graph", "toy-no-graph")
-    assert contrast["effect"].value > 0 and contrast["mcnemar"] < 0.05 and contrast["verdict"] == "contributing"
+    assert contrast["effect"].value > 0 and contrast["flip"] < 0.05 and contrast["verdict"] == "contributing"
     assert fidelity[("toy", "toy.broken")]["class"] == "defective"
     assert fidelity[("toy", "toy.idle")]["verdict"] == "never exercised"
     assert fidelity[("toy-no-graph", "toy.graph")]["status"] == "disabled"

@@ -87,6 +87,6 @@ disable = ["ice.leg.graph"]
     assert effect.pairs == 63 and effect.comparison.difference.clusters == 11
     lo, hi = effect.comparison.difference.interval
     assert lo <= effect.comparison.difference.value <= hi
-    assert effect.contributing == (effect.comparison.mcnemar.p_value < 0.05 and not lo <= 0 <= hi)
+    assert effect.contributing == (effect.comparison.randomization.p_value < 0.05 and not lo <= 0 <= hi)
     off = next(m for m in audit.mechanisms if (m.condition, m.mechanism) == ("ice-no-graph", "ice.leg.graph"))
     assert off.status == "disabled"
