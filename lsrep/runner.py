@@ -27,6 +27,7 @@ from lsrep.engine import UnitTask, unit_seed
 from lsrep.errors import ConfigError
 from lsrep.executors.local import Executor, InProcessExecutor
 from lsrep.harness import validate_condition
+from lsrep.headline import CALIBRATION_SYSTEMS
 from lsrep.judge.campaign import build_judge, judge_unit_tables
 from lsrep.plan import ReplayPlan, plan_replay
 from lsrep.protocol.campaign import LoadedCampaign, load_campaign
@@ -94,6 +95,9 @@ def validate_campaign(campaign: LoadedCampaign) -> dict[str, Any]:
     spec = campaign.spec
     described = {}
     for cond in spec.conditions:
+        if cond.name in CALIBRATION_SYSTEMS or cond.system in CALIBRATION_SYSTEMS:
+            raise ConfigError(f"condition {cond.name!r}: {', '.join(CALIBRATION_SYSTEMS)} are calibration systems "
+                              "of the harness (lsrep calibrate), not systems a campaign can run or name")
         cls, opts = validate_condition(cond.system, cond.options, cond.disable, cond.name)
         schedule = campaign.condition_schedules[cond.name]
         if schedule.access == "isolated" and not cls.supports_snapshot:
@@ -135,6 +139,7 @@ def build_manifest(campaign: LoadedCampaign, conditions: dict[str, Any], plans) 
         "conditions": conditions,
         "answerer": answerer.describe() | {"kind": spec.answerer.kind, "offline": spec.answerer.kind == "extractive"},
         "embedder": make_embedder(spec.embedder).name,
+        "calibration_systems": list(CALIBRATION_SYSTEMS),
         "judges": [{"name": "deterministic", "version": "1", "kind": "deterministic"}]
         + [j.model_dump(mode="json", exclude={"endpoint"}) | _endpoint_public(j.endpoint) for j in spec.judges],
         "plans": {f"{c}/{t}": d for (c, t), (_, d) in sorted(plans.items())},

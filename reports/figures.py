@@ -215,7 +215,7 @@ def _cost(data: dict[str, Any]):
         ax.set_xlabel(label)
     axes[0].set_ylim(-0.03, 1.03)
     axes[0].yaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
-    axes[0].set_ylabel("accuracy")
+    axes[0].set_ylabel("headline")
     handles, labels = axes[0].get_legend_handles_labels()
     fig.subplots_adjust(wspace=0.08, bottom=0.27)
     _legend_below(fig, handles, labels, len(labels))

@@ -54,3 +54,17 @@ probes = "{probes}"
     assert {r["category"] for r in table.rows} >= {"single-hop", "multi-hop", "temporal", "adversarial"}
     assert [c.key for c in table.columns][2:] == ["cp0", "cp1", "cp2", "cp3"]
     json.dumps([dict(r) for r in table.rows], default=str)
+    # The headline cannot be won by abstaining: null ranks last, full-context and ice above it.
+    from lsrep.reports.render import render_json
+
+    doc = json.loads(render_json(build_report(store, run_id, boot=200)))
+    ranks = {c["name"]: c["rank"] for c in doc["conditions"]}
+    assert ranks["null"] == max(ranks.values())
+    assert ranks["full-context"] < ranks["null"] and ranks["ice"] < ranks["null"]
+    by_name = {c["name"]: c for c in doc["conditions"]}
+    assert by_name["null"]["answerable"]["accuracy"] == 0.0 and by_name["null"]["abstention"]["accuracy"] == 1.0
+    # The converted conversation is recognised as LoCoMo: the official metric sits beside the labels.
+    loc = by_name["ice"]["locomo"]
+    assert {"f1", "per_category", "evidence_recall"} <= set(loc)
+    assert {"single-hop", "multi-hop", "temporal", "adversarial"} <= set(loc["per_category"])
+    assert by_name["null"]["locomo"]["evidence_recall"] == 0.0

@@ -108,8 +108,9 @@ def _locomo(ctx: Context) -> dict[str, dict[str, Any]]:
             reference = versions[0]["answer"] if versions else ""
             per.setdefault(o["category"], []).append(locomo_f1.score(o["answer"], reference, o["category"]))
             evidence = [e for v in versions for e in v.get("evidence", ())]
-            context_ids = [t for frag in o["context"] for t in frag.split(",") if t]
-            recalls.append(locomo_f1.evidence_recall(evidence, context_ids))
+            if evidence:  # questions the conversion left without evidence are left out (not counted 1)
+                context_ids = [t for frag in o["context"] for t in frag.split(",") if t]
+                recalls.append(locomo_f1.evidence_recall(evidence, context_ids))
         scores = [s for v in per.values() for s in v]
         no_adv = [s for c, v in per.items() if c != "adversarial" for s in v]
         out[cond] = {
@@ -118,7 +119,8 @@ def _locomo(ctx: Context) -> dict[str, dict[str, Any]]:
             "n": len(scores),
             "per_category": {c: {"f1": _num(sum(v) / len(v)), "n": len(v)}
                              for c, v in sorted(per.items(), key=lambda kv: locomo_f1.CATEGORY_NUMBERS[kv[0]])},
-            "evidence_recall": _num(sum(recalls) / len(recalls)),
+            "evidence_recall": _num(sum(recalls) / len(recalls)) if recalls else None,
+            "evidence_n": len(recalls),
         }
     return out
 

@@ -1,0 +1,90 @@
+"""Calibration oracles: ceiling, floor, stale and future detection, judge agreement, the CLI."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import types
+
+import pytest
+
+from lsrep import calibration
+from lsrep.answer import make_answerer
+from lsrep.calibration import calibrate, calibration_json, cases_from_campaign, evidence_for
+from lsrep.protocol.campaign import load_campaign
+from lsrep.runner import load_inputs
+
+
+@pytest.fixture
+def quickstart_calibration(example):
+    campaign = load_campaign(example)
+    cases, turns = cases_from_campaign(campaign, load_inputs(campaign))
+    return cases, turns, make_answerer(campaign.spec.answerer)
+
+
+def test_oracles_read_evidence_ids_only():
+    expected = {"expect_abstain": False,
+                "in_force": [{"answer": "Lisbon", "valid_from": "t3", "evidence": ["t3", "t1"]}],
+                "superseded": [{"answer": "Porto", "valid_from": "t1", "evidence": ["t1"]}],
+                "later": [{"answer": "Faro", "valid_from": "t9", "evidence": ["t9"]}]}
+    assert evidence_for("oracle", expected) == ["t3", "t1"]
+    assert evidence_for("oracle-stale", expected) == ["t1"]
+    assert evidence_for("oracle-future", expected) == ["t9"]
+    assert evidence_for("null", expected) == []
+    assert evidence_for("oracle", {**expected, "expect_abstain": True}) == []
+
+
+def test_quickstart_ceiling_floor_and_detection(quickstart_calibration):
+    cases, turns, answerer = quickstart_calibration
+    cal = calibrate(cases, turns, answerer, seed=1, boot=200)
+    doc = calibration_json(cal)
+    assert doc["floor"] == 0.0
+    assert doc["ceiling"] > 0.6 and not doc["low_ceiling"]
+    # Every case with a superseded version: oracle-stale's answer is labelled stale.
+    assert doc["stale_detection"]["n"] == 15 and doc["stale_detection"]["rate"] == 1.0
+    # Every case with a version not yet said: oracle-future's answer is labelled future or leaks provably.
+    fut = doc["future_detection"]
+    assert fut["n"] == 20 and fut["rate"] == 1.0 and fut["proven_leak"] == 20
+    assert all(s["calibration"] for s in doc["systems"].values())
+    assert set(doc["systems"]) == {"oracle", "oracle-stale", "oracle-future", "null"}
+    assert doc["systems"]["oracle"]["abstention"]["accuracy"] == 1.0
+    assert cal.headroom(cal.ceiling.headline.value) == pytest.approx(1.0)
+    assert cal.headroom(cal.floor.headline.value) == pytest.approx(0.0)
+
+
+def test_stale_detection_fails_when_the_stale_oracle_gets_current_evidence(quickstart_calibration, monkeypatch):
+    cases, turns, answerer = quickstart_calibration
+    real = calibration.evidence_for
+
+    def wrong(system, expected):
+        return real("oracle" if system == "oracle-stale" else system, expected)
+
+    monkeypatch.setattr(calibration, "evidence_for", wrong)
+    cal = calibrate(cases, turns, answerer, seed=1, boot=50)
+    assert cal.stale.n == 15 and cal.stale.rate < 0.5
+
+
+def test_judge_agreement_absent_and_present(monkeypatch):
+    monkeypatch.setitem(sys.modules, "lsrep.judge.agreement_set", None)
+    agreement, reason = calibration.judge_agreement()
+    assert agreement is None and "agreement set" in reason
+
+    module = types.ModuleType("lsrep.judge.agreement_set")
+    result = types.SimpleNamespace(n=300, agreed=294, rate=0.98, disagreements=[("a", "b", "c")] * 6)
+    module.measure = lambda: result
+    monkeypatch.setitem(sys.modules, "lsrep.judge.agreement_set", module)
+    agreement, reason = calibration.judge_agreement()
+    assert agreement == {"n": 300, "agreed": 294, "rate": 0.98, "disagreements": 6} and reason is None
+
+
+def test_calibrate_cli_json_is_deterministic(example):
+    cmd = [sys.executable, "-m", "lsrep.cli", "calibrate", str(example), "--json", "--boot", "200"]
+    first = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    second = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    assert first == second
+    doc = json.loads(first)
+    assert {"ceiling", "floor", "judge_agreement", "stale_detection", "future_detection"} <= set(doc)
+    text = subprocess.run(cmd[:-3], capture_output=True, text=True, check=True).stdout
+    assert "ceiling (oracle answerable accuracy)" in text and "stale detection" in text
+    assert not (example.parent.parent / "runs").exists()  # nothing written
