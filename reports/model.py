@@ -9,14 +9,13 @@ campaign's seed, so the same store gives the same report byte for byte.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
-from dataclasses import replace
-
 from lsrep.reports import integrity, quality
-from lsrep.reports.metrics import compute_metrics, metrics_record
 from lsrep.reports.common import Context, Settings
 from lsrep.reports.load import DETERMINISTIC, RunData, apply_judge_of_record, load_run
+from lsrep.reports.metrics import compute_metrics, metrics_record
 from lsrep.reports.tree import Callout, Report, Section
 
 from lsrep import stats

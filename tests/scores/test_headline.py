@@ -10,7 +10,13 @@ import pytest
 
 from lsrep import stats
 from lsrep.errors import ConfigError
-from lsrep.headline import CALIBRATION_SYSTEMS, by_rank, condition_scores, expects_abstention, stratum
+from lsrep.headline import (
+    CALIBRATION_SYSTEMS,
+    by_rank,
+    condition_scores,
+    expects_abstention,
+    stratum,
+)
 
 ANSWER = json.dumps({"ask": True, "expect_abstain": False, "in_force": [{"answer": "x", "valid_from": "t1"}]})
 ABSTAIN = json.dumps({"ask": True, "expect_abstain": True})
