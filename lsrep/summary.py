@@ -78,7 +78,9 @@ def print_summary(store: RunStore, run_id: str) -> None:
               f"{'frags':>7}{'ctx tok':>8}{'prompt':>7}{'leaks':>6}")
     print(header)
     print("-" * len(header))
-    for r in summary_rows(store, run_id):
+    rows = summary_rows(store, run_id)
+    cal = run_calibration(store, run_id)
+    for r in rows:
         rank = "—" if r["rank"] is None else str(r["rank"])
         abst = r["abstention_correct"] / r["abstention_n"] if r["abstention_n"] else float("nan")
         print(f"{r['condition']:<22}{rank:>5}{_rate(r['headline']):>9}{_ci(r['headline_ci']):>11}"
@@ -91,3 +93,35 @@ def print_summary(store: RunStore, run_id: str) -> None:
           f"to abstain (never in the headline). CIs: cluster bootstrap over probes (trajectory, probe_id), "
           f"B={SUMMARY_BOOT}. frags and ctx tok = mean per answered observation; prompt = mean answer-prompt "
           "tokens wherever measured; leaks = observations whose context held a turn from after the checkpoint.")
+    if cal is None:
+        return
+    ceiling, floor = cal.ceiling, cal.floor
+    print(f"calibration (oracle = exactly the evidence in force; null = nothing; never ranked): ceiling "
+          f"{ceiling.answerable.value:.2f} answerable / {ceiling.headline.value:.2f} headline, floor "
+          f"{floor.answerable.value:.2f} / {floor.headline.value:.2f}; stale detection {_rate(cal.stale.rate)} "
+          f"(n={cal.stale.n}), future detection {_rate(cal.future.rate)} (n={cal.future.n})")
+    print("instrument headroom (0 = floor, 1 = ceiling, on the headline): " + ", ".join(
+        f"{r['condition']} {_rate(cal.headroom(r['headline']))}" for r in rows))
+    if cal.low_ceiling:
+        print(f"WARNING: the ceiling is below .60 ({ceiling.answerable.value:.2f}): with perfect memory the answerer "
+              "and judge score this low, so the answerer, not memory, limits the comparison.")
+
+
+def run_calibration(store: RunStore, run_id: str):
+    """Calibration systems on a stored run's own cases, when its answerer is offline (no model call)."""
+    from lsrep.answer import make_answerer
+    from lsrep.calibration import calibrate, cases_from_observations
+    from lsrep.protocol.campaign import AnswererSpec
+
+    campaign = store.run(run_id)["manifest"].get("campaign", {})
+    spec = AnswererSpec.model_validate(campaign.get("answerer") or {"kind": "extractive"})
+    if spec.kind != "extractive" or campaign.get("answer_mode", "context") == "system":
+        return None
+    obs = store.rows("select trajectory, probe_id, kind, category, checkpoint, prefix_len, sim_time, question, "
+                     "expected from observations where run_id = ? order by obs_id", [run_id])
+    if not obs:
+        return None
+    turns = {(t["trajectory"], t["turn_id"]): t for t in store.rows(
+        "select trajectory, idx, turn_id, timestamp, role, speaker, content from turns where run_id = ?", [run_id])}
+    cases, lines = cases_from_observations(obs, turns)
+    return calibrate(cases, lines, make_answerer(spec), seed=int(campaign.get("seed") or 0), boot=SUMMARY_BOOT)

@@ -88,3 +88,16 @@ def test_calibrate_cli_json_is_deterministic(example):
     text = subprocess.run(cmd[:-3], capture_output=True, text=True, check=True).stdout
     assert "ceiling (oracle answerable accuracy)" in text and "stale detection" in text
     assert not (example.parent.parent / "runs").exists()  # nothing written
+
+
+def test_show_prints_rank_headline_and_headroom(example, capsys):
+    from lsrep.cli import main
+
+    assert main(["run", str(example), "--quiet", "--summary"]) == 0
+    out = capsys.readouterr().out
+    table = {line.split()[0]: line.split() for line in out.splitlines()
+             if line.split() and line.split()[0] in ("null", "full-context", "vector-rag")}
+    assert table["null"][1] == "3" and table["full-context"][1] == "1" and table["null"][2] == "0.00"
+    assert "ceiling 0.70 answerable" in out and "floor 0.00" in out
+    assert "instrument headroom" in out and "null 0.00" in out
+    assert "WARNING: the ceiling is below" not in out
