@@ -73,30 +73,35 @@ def _calibration(ctx: Context) -> tuple[Calibration | None, str]:
                  f"offline answerer ({cal.answerer}) and the deterministic judge.")
 
 
-def _locomo_trajectories(ctx: Context) -> set[str]:
-    declared = {t["id"] for t in ctx.data.manifest.get("campaign", {}).get("trajectories", []) if t.get("locomo")}
+def _locomo(ctx: Context) -> dict[str, dict[str, Any]]:
+    return locomo_metric(ctx.data.observations, ctx.conditions, ctx.data.manifest)
+
+
+def _locomo_trajectories(observations: list[dict[str, Any]], manifest: dict[str, Any]) -> set[str]:
+    declared = {t["id"] for t in manifest.get("campaign", {}).get("trajectories", []) if t.get("locomo")}
     cats: dict[str, set[str]] = {}
-    for o in ctx.data.observations:
+    for o in observations:
         cats.setdefault(o["trajectory"], set()).add(str(o["category"] or ""))
     converted = {t for t, c in cats.items() if c and c <= set(locomo_f1.CATEGORY_NUMBERS)}
     return declared | converted
 
 
-def _locomo(ctx: Context) -> dict[str, dict[str, Any]]:
+def locomo_metric(observations: list[dict[str, Any]], conditions: list[str],
+                  manifest: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Official LoCoMo F1 per condition, on each question's last checkpoint (the whole conversation
-    replayed, as published tables score it)."""
-    trajectories = _locomo_trajectories(ctx)
+    replayed, as published tables score it). Observations as `reports.load.load_run` gives them."""
+    trajectories = _locomo_trajectories(observations, manifest)
     if not trajectories:
         return {}
     last: dict[tuple, dict[str, Any]] = {}
-    for o in ctx.data.observations:
+    for o in observations:
         if o["trajectory"] not in trajectories or locomo_f1.category_number(o["category"]) is None:
             continue
         key = (o["condition"], o["trajectory"], o["probe_id"], o["repetition"])
         if key not in last or o["checkpoint"] > last[key]["checkpoint"]:
             last[key] = o
     out: dict[str, dict[str, Any]] = {}
-    for cond in ctx.conditions:
+    for cond in conditions:
         rows = [o for k, o in sorted(last.items(), key=lambda kv: kv[0][1:]) if k[0] == cond]
         if not rows:
             continue

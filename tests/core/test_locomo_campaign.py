@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from lsrep.probes.locomo import build_locomo
 from lsrep.probes.native import write_probes, write_trajectory
 from lsrep.reports.model import build_report
@@ -27,7 +28,7 @@ def _first_sessions(shared: Path, out: Path, sessions: int) -> tuple[Path, Path]
     return write_trajectory(out / "conv.jsonl", keep), write_probes(out / "probes.jsonl", probes)
 
 
-def test_locomo_campaign_runs_every_system(shared, tmp_path, repo):
+def test_locomo_campaign_runs_every_system(shared, tmp_path, repo, capsys):
     trajectory, probes = _first_sessions(shared, tmp_path, sessions=4)
     systems = [name for name in ADAPTERS.entries() if not name.startswith("keyword")]
     conditions = "\n".join(f'[[conditions]]\nname = "{s}"\nsystem = "{s}"\n' for s in systems)
@@ -68,3 +69,9 @@ probes = "{probes}"
     assert {"f1", "per_category", "evidence_recall"} <= set(loc)
     assert {"single-hop", "multi-hop", "temporal", "adversarial"} <= set(loc["per_category"])
     assert by_name["null"]["locomo"]["evidence_recall"] == 0.0
+    capsys.readouterr()
+    assert main(["score", run_id, "--store", str(tmp_path / "store.sqlite"), "--judge", "locomo-f1"]) == 0
+    printed = capsys.readouterr().out
+    assert "official" in printed and "multi-hop" in printed and "ev.recall" in printed
+    ice_line = next(line for line in printed.splitlines() if line.startswith("ice "))
+    assert float(ice_line.split()[2]) == pytest.approx(loc["f1"], abs=5e-4)

@@ -34,5 +34,5 @@ def test_report_after_round_trip(rated, tmp_path):  # noqa: F811 - pytest inject
     assert overall["n"] == 10
     paths = write_reports(store, run_id, tmp_path / "report")
     data = json.loads(paths["json"].read_text())
-    assert any(s["id"] == "judges" for s in data["sections"])
+    assert any(s["id"] == "judges" for s in data["report"]["sections"])
     assert "Agreement between human raters" in paths["html"].read_text()
