@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from lsrep.reports import integrity, quality
+from lsrep.reports import instrument, integrity, quality
 from lsrep.reports.common import Context, Settings
 from lsrep.reports.load import DETERMINISTIC, RunData, apply_judge_of_record, load_run
 from lsrep.reports.metrics import compute_metrics, metrics_record
@@ -68,7 +68,7 @@ def build_report(
         run_id=run["run_id"],
         subtitle=camp.get("description", ""),
         conditions=tuple(data.conditions),
-        banner=_banner(data) + _record_banner(record_counts) + quality.calibration_banner(ctx),
+        banner=_banner(data) + _record_banner(record_counts) + instrument.calibration_banner(ctx),
         highlights=_highlights(data),
         sections=sections,
         meta={

@@ -6,8 +6,8 @@ import json
 
 import pytest
 from lsrep.reports.model import build_report
-from lsrep.reports.quality import CheckpointAxis
 from lsrep.reports.render import render_json, render_markdown
+from lsrep.reports.timeline import CheckpointAxis
 from lsrep.reports.tree import Figure, Table
 
 from lsrep.cli import main
@@ -97,3 +97,22 @@ def test_report_json_cli(example_run, tmp_path):
     assert main(["report", run_id, "--store", str(store.path), "--format", "json", "-o", str(out)]) == 0
     doc = json.loads(out.read_text())
     assert [c["rank"] for c in doc["conditions"]][0] == 3
+
+
+def test_checkpoint_axis_aligns_only_when_lengths_differ():
+    from types import SimpleNamespace
+
+    from lsrep.reports.timeline import checkpoint_axis
+
+    def ctx(lengths):
+        units = [{"unit_id": f"u{t}", "trajectory": t} for t in lengths]
+        cps = [{"unit_id": f"u{t}", "ordinal": i} for t, n in lengths.items() for i in range(n)]
+        return SimpleNamespace(data=SimpleNamespace(units=units, checkpoints=cps, observations=[]))
+
+    same = checkpoint_axis(ctx({"a": 5, "b": 5}))
+    assert not same.aligned and same.x({"trajectory": "b", "checkpoint": 4}) == 4
+    differ = checkpoint_axis(ctx({"a": 4, "b": 12}))
+    assert differ.aligned and differ.bins == 4
+    # The last checkpoint of each trajectory lands in the last bin, whatever its length.
+    assert differ.x({"trajectory": "a", "checkpoint": 3}) == differ.x({"trajectory": "b", "checkpoint": 11}) == 3
+    assert "never pooled" in differ.note
