@@ -48,10 +48,13 @@ def calibration_blocks(ctx: Context) -> list[Any]:
         Column("stale", "Stale labels", "int"), Column("future", "Future labels", "int"),
         Column("leaks", "Proven leaks", "int"),
     )
-    det = (f"Stale detection: {_rate_text(cal.stale.rate)} of {cal.stale.n} oracle-stale answers on cases with a "
-           f"superseded version were labelled stale. Future detection: {_rate_text(cal.future.rate)} of "
-           f"{cal.future.n} oracle-future answers on cases with a later version were labelled future or carried "
-           "a proven leak.")
+    stale = (f"Stale detection: {_rate_text(cal.stale.rate)} of {cal.stale.n} oracle-stale answers on cases with a "
+             "superseded version were labelled stale." if cal.stale.n else
+             "Stale detection: no case has a superseded version with evidence (nothing to detect).")
+    future = (f"Future detection: {_rate_text(cal.future.rate)} of {cal.future.n} oracle-future answers on cases "
+              "with a later version were labelled future or carried a proven leak." if cal.future.n else
+              "Future detection: no case has a version said only after its checkpoint (nothing to detect).")
+    det = f"{stale} {future}"
     agreement = (f"Judge agreement with the labelled set: {cal.judge_agreement['rate']:.1%} "
                  f"({cal.judge_agreement['agreed']}/{cal.judge_agreement['n']})." if cal.judge_agreement else
                  f"Judge agreement: not measured ({cal.judge_agreement_reason}).")
