@@ -24,7 +24,7 @@ from .cache import Memoire
 from .events import Emitter
 from .pages import Fact
 from .settings import Settings
-from .text import content_words, estimate_tokens, fold, query_terms
+from .text import estimate_tokens, fold, query_terms, term_set
 
 _SEE_ALSO = {"en": "see also", "fr": "voir aussi"}
 
@@ -119,7 +119,7 @@ def select(memoire: Memoire, query: str, now: datetime, settings: Settings,
                 continue
             if withheld(fact, settings):
                 continue
-            coverage = len(terms & set(content_words(fold(fact.text)))) / len(terms) if terms else 0.0
+            coverage = len(terms & term_set(fact.text)) / len(terms) if terms else 0.0
             sel.candidates.append(Scored(fact.id, slug, level * (0.5 + 0.5 * coverage)))
     emit("recall.filter_future", "executed", count=len(future), ids=sorted(future))
     emit("recall.filter_expired", "executed", count=len(expired), ids=sorted(expired))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from datetime import date
@@ -50,8 +51,13 @@ _MONTH_DAY = re.compile(
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def fold(text: str) -> str:
-    """Lowercase, strip accents, collapse whitespace: the key used to compare names."""
+    """Lowercase, strip accents, collapse whitespace: the key used to compare names.
+
+    Cached: recall and graph regeneration fold the same fact texts again at every query
+    and consolidation, and the result depends on the text alone.
+    """
     decomposed = unicodedata.normalize("NFKD", text)
     bare = "".join(c for c in decomposed if not unicodedata.combining(c))
     return " ".join(bare.lower().split())
@@ -65,6 +71,12 @@ def words(text: str) -> list[str]:
 def content_words(text: str) -> list[str]:
     """Words of two or more characters that are not stopwords, in order."""
     return [w for w in words(text) if len(w) >= 2 and w not in STOPWORDS and not w.isdigit()]
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def term_set(text: str) -> frozenset[str]:
+    """The distinct content words of a text, accent-folded (cached, as `fold`)."""
+    return frozenset(content_words(fold(text)))
 
 
 def query_terms(text: str) -> list[str]:

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .db import Transaction, open_database
-from .embedding import Embedder, embed_one, from_blob, to_blob
+from .db import Transaction, open_database, strength_rows, strength_stats
+from .embedding import Embedder, VectorCache, embed_one, to_blob
 from .text import ngrams, normalise_name
 
 NAMESPACE = uuid.UUID("6f1c9a52-3b8e-5d7a-9c4e-1e2f3a4b5c6d")
@@ -129,6 +129,9 @@ class Codex:
     def __init__(self, path: Path, embedder: Embedder) -> None:
         self.conn = open_database(path, MIGRATIONS)
         self.embedder = embedder
+        # Named entities' vectors for fuzzy matching; reloaded after an entity is created
+        # (creation may sit inside a transaction that rolls back, so it is not appended).
+        self._entity_vectors = VectorCache()
 
     def close(self) -> None:
         self.conn.close()
@@ -169,6 +172,7 @@ class Codex:
             (eid, display, norm, type_ or "entity", now.isoformat(), conv_id,
              to_blob(embed_one(self.embedder, display))),
         )
+        self._entity_vectors = VectorCache()
         if norm.startswith("the ") and len(norm) > 4:
             self.conn.execute("INSERT OR IGNORE INTO aliases VALUES (?, ?)", (norm[4:], eid))
         self._event(now, "entity.created", eid, None, turn_id, {"name": display})
@@ -284,14 +288,15 @@ class Codex:
                 found[hit[0]] = hit[1]
         if found:
             return list(found.items())
-        rows = self.conn.execute(
-            "SELECT id, vec FROM entities WHERE id != ? ORDER BY rowid", (USER_ID,)).fetchall()
-        if not rows or not grams:
+        cache = self._entity_vectors
+        if cache.ids is None:
+            cache.load(self.conn.execute(
+                "SELECT id, vec FROM entities WHERE id != ? ORDER BY rowid", (USER_ID,)).fetchall())
+        if not cache.ids or not grams:
             return []
-        matrix = np.vstack([from_blob(r[1]) for r in rows])
         qmat = np.asarray(self.embedder.embed(grams), dtype=np.float32)
-        best = (qmat @ matrix.T).max(axis=0)
-        return [(rows[i][0], "fuzzy") for i in np.flatnonzero(best >= threshold)]
+        best = (qmat @ cache.matrix().T).max(axis=0)
+        return [(cache.ids[i], "fuzzy") for i in np.flatnonzero(best >= threshold)]
 
     def entity(self, eid: str) -> sqlite3.Row | None:
         return self.conn.execute("SELECT * FROM entities WHERE id = ?", (eid,)).fetchone()
@@ -362,9 +367,11 @@ class Codex:
         return row[0] if row else None
 
     # -- decay -------------------------------------------------------------------------------
-    def strengths(self) -> list[tuple[str, float, str]]:
-        return [(r[0], r[1], r[2]) for r in
-                self.conn.execute("SELECT id, strength, strength_at FROM edges ORDER BY seq")]
+    def strengths(self, above: float | None = None) -> list[tuple[str, float, str]]:
+        return strength_rows(self.conn, "edges", "id", "seq", above)
+
+    def strength_stats(self) -> tuple[int, float]:
+        return strength_stats(self.conn, "edges")
 
     def set_strengths(self, updates: list[tuple[str, float]], now: datetime) -> None:
         stamp = now.isoformat()

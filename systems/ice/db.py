@@ -41,3 +41,21 @@ class Transaction:
 
     def __exit__(self, exc_type, exc, tb) -> None:
         self.conn.execute("ROLLBACK" if exc_type else "COMMIT")
+
+
+def strength_rows(conn: sqlite3.Connection, table: str, id_col: str, order_col: str,
+                  above: float | None = None) -> list[tuple[str, float, str]]:
+    """(id, strength, set at) of a decaying table in storage order; only > `above` if given.
+
+    Decay skips rows already at the floor: they would stay there, so the worker's cost
+    follows what can still change, not the whole history.
+    """
+    where, args = ("WHERE strength > ? ", (above,)) if above is not None else ("", ())
+    sql = f"SELECT {id_col}, strength, strength_at FROM {table} {where}ORDER BY {order_col}"
+    return [(r[0], r[1], r[2]) for r in conn.execute(sql, args)]
+
+
+def strength_stats(conn: sqlite3.Connection, table: str) -> tuple[int, float]:
+    """(how many strengths a decaying table holds, their sum)."""
+    n, total = conn.execute(f"SELECT COUNT(*), COALESCE(SUM(strength), 0) FROM {table}").fetchone()
+    return int(n), float(total)

@@ -65,3 +65,38 @@ def to_blob(vec: np.ndarray) -> bytes:
 
 def from_blob(blob: bytes) -> np.ndarray:
     return np.frombuffer(blob, dtype=np.float32)
+
+
+class VectorCache:
+    """Ids and their vectors in storage order, loaded once and appended to as rows are added.
+
+    Searching a store then costs one matrix product, not one decode per stored row. The rows
+    buffer grows by doubling, so appending is amortised O(1). `None` until first loaded.
+    """
+
+    def __init__(self) -> None:
+        self.ids: list[str] | None = None
+        self._buf = np.zeros((0, 0), dtype=np.float32)
+
+    def load(self, rows: list[tuple[str, bytes]]) -> None:
+        self.ids = [r[0] for r in rows]
+        self._buf = (np.vstack([from_blob(r[1]) for r in rows]) if rows
+                     else np.zeros((0, 0), dtype=np.float32))
+
+    def append(self, item_id: str, vec: np.ndarray) -> None:
+        """Add a row if the cache is loaded (an unloaded cache reads it from the store later)."""
+        if self.ids is None:
+            return
+        vec = np.asarray(vec, dtype=np.float32)
+        n = len(self.ids)
+        if self._buf.shape[0] == 0 or self._buf.shape[1] != vec.shape[0]:
+            self._buf = np.zeros((max(16, 2 * n), vec.shape[0]), dtype=np.float32)
+        elif n == self._buf.shape[0]:
+            grown = np.zeros((2 * n, self._buf.shape[1]), dtype=np.float32)
+            grown[:n] = self._buf
+            self._buf = grown
+        self._buf[n] = vec
+        self.ids.append(item_id)
+
+    def matrix(self) -> np.ndarray:
+        return self._buf[:len(self.ids or ())]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .db import Transaction, open_database
+from .db import Transaction, open_database, strength_rows, strength_stats
 from .embedding import from_blob, to_blob
 from .text import estimate_tokens, fts_query
 
@@ -89,13 +89,38 @@ def _stored(row: sqlite3.Row) -> StoredTurn:
     )
 
 
+def top_k_stable(scores: np.ndarray, k: int) -> np.ndarray:
+    """Positions of the k highest scores, best first, ties in position order.
+
+    The same result as `np.argsort(-scores, kind="stable")[:k]` without sorting everything:
+    every score above the k-th best, then the earliest of those equal to it.
+    """
+    if k <= 0 or scores.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    if k >= scores.size:
+        return np.argsort(-scores, kind="stable")
+    kth = np.partition(scores, scores.size - k)[scores.size - k]
+    above = np.flatnonzero(scores > kth)
+    ties = np.flatnonzero(scores == kth)[:k - above.size]
+    chosen = np.concatenate([above, ties])
+    chosen.sort()
+    return chosen[np.argsort(-scores[chosen], kind="stable")]
+
+
 class EpisodicStore:
     """Turns in `episodic.sqlite`; vectors cached in memory after the first search."""
 
     def __init__(self, path: Path) -> None:
         self.conn = open_database(path, MIGRATIONS)
+        # Vector cache: ids in storage order and a row buffer grown by doubling, so an
+        # ingest appends in amortised O(1) instead of copying the whole matrix.
         self._ids: list[str] | None = None
-        self._matrix: np.ndarray | None = None
+        self._buf: np.ndarray | None = None
+        self._codes: np.ndarray | None = None
+        """Topic code of each cached vector (see `_topic_code`), grown with `_buf`."""
+        self._topic_code: dict[str, int] = {}
+        # Token totals per conversation (None = all), filled on first use, kept on add.
+        self._tokens: dict[str | None, int] = {}
 
     def close(self) -> None:
         self.conn.close()
@@ -116,11 +141,28 @@ class EpisodicStore:
             )
             c.execute("INSERT INTO turns_fts (rowid, content) VALUES (?, ?)",
                       (cur.lastrowid, turn.content))
-        if self._ids is not None and self._matrix is not None:
-            row = np.asarray(vec, dtype=np.float32)[None, :]
-            self._ids.append(turn.turn_id)
-            self._matrix = row if self._matrix.size == 0 else np.vstack([self._matrix, row])
+        if self._ids is not None and self._buf is not None:
+            self._append_vector(turn.turn_id, np.asarray(vec, dtype=np.float32), topic)
+        added = estimate_tokens(turn.content)
+        for key in (None, turn.conversation_id):
+            if key in self._tokens:
+                self._tokens[key] += added
         return True
+
+    def _append_vector(self, turn_id: str, vec: np.ndarray, topic: str) -> None:
+        assert self._ids is not None and self._buf is not None and self._codes is not None
+        n = len(self._ids)
+        if self._buf.shape[0] == 0 or self._buf.shape[1] != vec.shape[0]:
+            self._buf = np.zeros((max(16, n * 2), vec.shape[0]), dtype=np.float32)
+            self._codes = np.zeros(self._buf.shape[0], dtype=np.int64)
+        elif n == self._buf.shape[0]:
+            grown = np.zeros((n * 2, self._buf.shape[1]), dtype=np.float32)
+            grown[:n] = self._buf
+            self._buf = grown
+            self._codes = np.concatenate([self._codes, np.zeros(n, dtype=np.int64)])
+        self._buf[n] = vec
+        self._codes[n] = self._topic_code.setdefault(topic, len(self._topic_code))
+        self._ids.append(turn_id)
 
     def mark_extracted(self, turn_id: str) -> None:
         self.conn.execute("UPDATE turns SET extracted = 1 WHERE turn_id = ?", (turn_id,))
@@ -150,6 +192,11 @@ class EpisodicStore:
 
     def tokens(self, conversation_id: str | None = None) -> int:
         """Estimated tokens of the stored turns (of one conversation, or all)."""
+        if conversation_id not in self._tokens:
+            self._tokens[conversation_id] = self._sum_tokens(conversation_id)
+        return self._tokens[conversation_id]
+
+    def _sum_tokens(self, conversation_id: str | None) -> int:
         if conversation_id is None:
             row = self.conn.execute("SELECT COALESCE(SUM(tokens), 0) FROM turns").fetchone()
         else:
@@ -164,9 +211,11 @@ class EpisodicStore:
             (conversation_id, n)).fetchall()
         return [_stored(r) for r in reversed(rows)]
 
-    def conversation(self, conversation_id: str) -> list[StoredTurn]:
-        rows = self.conn.execute("SELECT * FROM turns WHERE conv_id = ? ORDER BY idx, rowid",
-                                 (conversation_id,)).fetchall()
+    def conversation(self, conversation_id: str, skip: int = 0) -> list[StoredTurn]:
+        """The conversation's turns in order, after the first `skip`."""
+        rows = self.conn.execute(
+            "SELECT * FROM turns WHERE conv_id = ? ORDER BY idx, rowid LIMIT -1 OFFSET ?",
+            (conversation_id, skip)).fetchall()
         return [_stored(r) for r in rows]
 
     def conversations(self) -> list[str]:
@@ -187,12 +236,14 @@ class EpisodicStore:
         if not ids:
             return []
         sims = matrix @ np.asarray(qvec, dtype=np.float32)
-        order = np.argsort(-sims, kind="stable")
-        if topic is None:
-            return [ids[i] for i in order[:k]]
-        allowed = {r[0] for r in self.conn.execute(
-            "SELECT turn_id FROM turns WHERE topic = ?", (topic,))}
-        return [ids[i] for i in order if ids[i] in allowed][:k]
+        if topic is not None:
+            assert self._codes is not None
+            code = self._topic_code.get(topic)
+            if code is None:
+                return []
+            allowed = np.flatnonzero(self._codes[:len(ids)] == code)
+            return [ids[i] for i in allowed[top_k_stable(sims[allowed], k)]]
+        return [ids[i] for i in top_k_stable(sims, k)]
 
     def lexical_search(self, query: str, k: int, topic: str | None = None) -> list[str]:
         """Turn ids by FTS5 rank (bm25) over the content words of the query, best first."""
@@ -206,17 +257,21 @@ class EpisodicStore:
         return [r[0] for r in self.conn.execute(sql, args)]
 
     def _vectors(self) -> tuple[list[str], np.ndarray]:
-        if self._ids is None or self._matrix is None:
-            rows = self.conn.execute("SELECT turn_id, vec FROM turns ORDER BY rowid").fetchall()
+        if self._ids is None or self._buf is None:
+            rows = self.conn.execute("SELECT turn_id, vec, topic FROM turns ORDER BY rowid").fetchall()
             self._ids = [r[0] for r in rows]
-            self._matrix = (np.vstack([from_blob(r[1]) for r in rows]) if rows
-                            else np.zeros((0, 0), dtype=np.float32))
-        return self._ids, self._matrix
+            self._buf = (np.vstack([from_blob(r[1]) for r in rows]) if rows
+                         else np.zeros((0, 0), dtype=np.float32))
+            self._codes = np.array([self._topic_code.setdefault(r[2], len(self._topic_code))
+                                    for r in rows], dtype=np.int64)
+        return self._ids, self._buf[:len(self._ids)]
 
     # -- decay -------------------------------------------------------------------------------
-    def strengths(self) -> list[tuple[str, float, str]]:
-        return [(r[0], r[1], r[2]) for r in
-                self.conn.execute("SELECT turn_id, strength, strength_at FROM turns ORDER BY rowid")]
+    def strengths(self, above: float | None = None) -> list[tuple[str, float, str]]:
+        return strength_rows(self.conn, "turns", "turn_id", "rowid", above)
+
+    def strength_stats(self) -> tuple[int, float]:
+        return strength_stats(self.conn, "turns")
 
     def set_strengths(self, updates: list[tuple[str, float]], now: datetime) -> None:
         stamp = now.isoformat()

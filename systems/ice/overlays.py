@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from .db import open_database
-from .embedding import from_blob, to_blob
+from .embedding import VectorCache, to_blob
 
 SUMMARY_MIGRATIONS = [
     ("m001_summaries", """
@@ -46,6 +46,7 @@ class SummaryStore:
 
     def __init__(self, path: Path) -> None:
         self.conn = open_database(path, SUMMARY_MIGRATIONS)
+        self._vectors = VectorCache()
 
     def close(self) -> None:
         self.conn.close()
@@ -66,6 +67,7 @@ class SummaryStore:
             " source_turns, created_at, vec) VALUES (?,?,?,?,?,?,?,?,?,?)",
             (sid, conversation_id, first_idx, last_idx, first_ts, last_ts, text,
              json.dumps(source_turns), now.isoformat(), to_blob(vec)))
+        self._vectors.append(sid, vec)
         return sid
 
     def count(self) -> int:
@@ -79,11 +81,13 @@ class SummaryStore:
                        tuple(json.loads(row["source_turns"])))
 
     def search(self, qvec: np.ndarray, k: int) -> list[str]:
-        rows = self.conn.execute("SELECT id, vec FROM summaries ORDER BY rowid").fetchall()
-        if not rows:
+        if self._vectors.ids is None:
+            self._vectors.load(self.conn.execute("SELECT id, vec FROM summaries ORDER BY rowid").fetchall())
+        ids = self._vectors.ids or []
+        if not ids:
             return []
-        sims = np.vstack([from_blob(r[1]) for r in rows]) @ np.asarray(qvec, dtype=np.float32)
-        return [rows[i][0] for i in np.argsort(-sims, kind="stable")[:k]]
+        sims = self._vectors.matrix() @ np.asarray(qvec, dtype=np.float32)
+        return [ids[i] for i in np.argsort(-sims, kind="stable")[:k]]
 
 
 class SlotStore:

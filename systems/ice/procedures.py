@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .db import Transaction, open_database
+from .db import Transaction, open_database, strength_rows, strength_stats
 from .embedding import Embedder, embed_one, from_blob, to_blob
 from .text import normalise_name, stems
 
@@ -137,9 +137,11 @@ class ProcedureStore:
                 c.execute("UPDATE procedures SET strength = 1.0, strength_at = ?, last_access = ?"
                           " WHERE id = ?", (stamp, stamp, pid))
 
-    def strengths(self) -> list[tuple[str, float, str]]:
-        return [(r[0], r[1], r[2]) for r in self.conn.execute(
-            "SELECT id, strength, strength_at FROM procedures ORDER BY seq")]
+    def strengths(self, above: float | None = None) -> list[tuple[str, float, str]]:
+        return strength_rows(self.conn, "procedures", "id", "seq", above)
+
+    def strength_stats(self) -> tuple[int, float]:
+        return strength_stats(self.conn, "procedures")
 
     def set_strengths(self, updates: list[tuple[str, float]], now: datetime) -> None:
         stamp = now.isoformat()

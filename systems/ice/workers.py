@@ -120,11 +120,16 @@ def decayed(strength: float, since: str, now: datetime, config: IceConfig) -> fl
 
 
 def run_decay(*, stores: Stores, config: IceConfig, now: datetime, emit: EventRelay) -> int:
-    """Age every strength (turns, Codex edges, patterns). Nothing is deleted."""
+    """Age every strength (turns, Codex edges, patterns). Nothing is deleted.
+
+    A strength at the floor stays at the floor, so only strengths above it are read and
+    rewritten: the cost follows what can still change. Counts and the mean strength are
+    over every stored strength, as if each had been rewritten.
+    """
     name = "worker.decay"
     targets = (stores.episodic, stores.codex, stores.procedures)
-    items = [(store, rows) for store in targets if (rows := store.strengths())]
-    total = sum(len(rows) for _s, rows in items)
+    stats = [store.strength_stats() for store in targets]
+    total = sum(n for n, _sum in stats)
     if not total:
         emit(name, "ineligible", reason="nothing stored")
         return 0
@@ -132,19 +137,21 @@ def run_decay(*, stores: Stores, config: IceConfig, now: datetime, emit: EventRe
     if not config.is_on(name):
         emit(name, "skipped", reason="disabled")
         return 0
+    floor = config.decay_floor
     changed = 0
-    strengths: list[float] = []
-    for store, rows in items:
+    strength_sum = 0.0
+    for store, (n, _sum) in zip(targets, stats, strict=True):
+        rows = store.strengths(above=floor) if n else []
         updates = [(item_id, decayed(s, at, now, config)) for item_id, s, at in rows]
         changed += sum(1 for (_i, new), (_j, old, _a) in zip(updates, rows, strict=True)
                        if new != old)
-        strengths += [s for _i, s in updates]
-        store.set_strengths(updates, now)
+        strength_sum += sum(s for _i, s in updates) + floor * (n - len(rows))
+        if updates:
+            store.set_strengths(updates, now)
     emit(name, "executed", count=total, params={
         "half_life_days": config.decay_half_life_days, "floor": config.decay_floor})
     if changed:
-        emit(name, "output", count=changed,
-             params={"mean_strength": round(sum(strengths) / len(strengths), 6)})
+        emit(name, "output", count=changed, params={"mean_strength": round(strength_sum / total, 6)})
     return changed
 
 
@@ -155,8 +162,9 @@ def run_summaries(*, stores: Stores, config: IceConfig, lm: LanguageModel, embed
     size = config.summary_batch_turns
     batches: list[tuple[str, list[StoredTurn]]] = []
     for conv in stores.episodic.conversations():
-        turns = stores.episodic.conversation(conv)
-        start = stores.summaries.covered_turns(conv)
+        covered = stores.summaries.covered_turns(conv)
+        turns = stores.episodic.conversation(conv, skip=covered)
+        start = 0
         while len(turns) - start >= size:
             batches.append((conv, turns[start:start + size]))
             start += size
