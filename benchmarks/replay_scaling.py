@@ -1,65 +1,86 @@
-"""Replay cost as history grows, harness overhead, and peak memory (issue 2's benchmark).
+"""Replay cost as history grows, for every built-in system with its maintenance on.
 
-    python benchmarks/replay_scaling.py [--turns 1000 10000] [--checkpoints 10]
+    python benchmarks/replay_scaling.py [--turns 1000 10000] [--systems ...] [--repeats 3]
+                                        [--schedule schedules/session-end.toml] [--vocabulary zipf|dense]
 
-Builds synthetic trajectories (sessions of 20 turns, facts that change), asks the same
-probes at the same number of evenly spaced checkpoints, and replays them with `null`
-and `vector-rag` through the real engine and store. Prints wall time per size, the
-10k/1k ratio (near 10 means linear), null vs vector-rag time, and peak RSS.
+Builds a synthetic conversation (sessions of 20 turns a day apart, a fact that changes every
+~1,000 turns, ten probes), replays it through the real engine and store under a lifecycle
+schedule (default: checkpoints and consolidation at every session end, nightly jobs at day
+boundaries), and reports CPU seconds (this process and its children: worker and adapter-host
+processes count) and wall seconds, min/median/max over repetitions, the large/small ratio
+(linear = the size ratio; the probe count grows with the number of sessions, so a system whose
+per-query cost grows with history is superlinear), and the machine's load before each size.
+
+`--vocabulary zipf` (default) draws words from a 4,000-word Zipf vocabulary, so a query's words
+match a small share of turns as in real dialogue; `dense` repeats a 20-word vocabulary, so
+every turn matches every query: the worst case for lexical search, shown separately.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
+import statistics
 import tempfile
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import numpy as np
+
 from lsrep.runner import run_campaign
 
-WORDS = ("garden river station coffee budget meeting report ticket window orange violin harbour "
+SYSTEMS = ["null", "full-context", "vector-rag", "thalia", "ice", "exia-seed"]
+DENSE = ("garden river station coffee budget meeting report ticket window orange violin harbour "
          "project museum bicycle lantern market kitchen office library").split()
+CITIES = ["Lisbon", "Porto", "Braga", "Faro", "Coimbra"]
 
 
-def write_inputs(folder: Path, n_turns: int, n_checkpoints: int) -> Path:
+def vocabulary(kind: str, n_turns: int, seed: int = 7) -> list[list[str]]:
+    """The words of each turn (18 a turn)."""
+    if kind == "dense":
+        return [[DENSE[(i * 7 + k) % len(DENSE)] for k in range(18)] for i in range(n_turns)]
+    rng = np.random.default_rng(seed)
+    syllables = ["ka", "lo", "mi", "ren", "tu", "sa", "vel", "dor", "pi", "ne", "ol", "ruk"]
+    words = sorted({"".join(rng.choice(syllables, size=int(rng.integers(2, 4))))
+                    for _ in range(6000)})[:4000]
+    ranks = np.arange(1, len(words) + 1)
+    p = (1.0 / ranks) / (1.0 / ranks).sum()
+    draws = rng.choice(len(words), size=(n_turns, 18), p=p)
+    return [[words[j] for j in row] for row in draws]
+
+
+def write_inputs(folder: Path, n_turns: int, schedule: Path, kind: str) -> Path:
     t0 = datetime(2025, 1, 1, 9, tzinfo=UTC)
-    cities = ["Lisbon", "Porto", "Braga", "Faro", "Coimbra"]
-    turns, probes = [], []
-    for i in range(n_turns):
+    turns, versions = [], []
+    for i, words in enumerate(vocabulary(kind, n_turns)):
         session = i // 20
-        text = " ".join(WORDS[(i * 7 + k) % len(WORDS)] for k in range(18))
+        text = " ".join(words)
         if i % 997 == 5:
-            text = f"I moved to {cities[(i // 997) % len(cities)]} this week. " + text
+            text = f"I moved to {CITIES[(i // 997) % len(CITIES)]} this week. " + text
         turns.append({"turn_id": f"t{i:06d}", "session_id": f"s{session:05d}",
                       "timestamp": (t0 + timedelta(days=session, minutes=i % 20)).isoformat(),
                       "role": "user" if i % 2 == 0 else "assistant", "content": text})
     moves = [i for i in range(n_turns) if i % 997 == 5]
-    versions = []
     for k, i in enumerate(moves):
-        v = {"answer": cities[(i // 997) % len(cities)], "valid_from": f"t{i:06d}", "evidence": [f"t{i:06d}"]}
+        v = {"answer": CITIES[(i // 997) % len(CITIES)], "valid_from": f"t{i:06d}", "evidence": [f"t{i:06d}"]}
         if k + 1 < len(moves):
             v["valid_until"] = f"t{moves[k + 1]:06d}"
         versions.append(v)
-    probes.append({"probe_id": "city", "question": "Which city did I move to?", "kind": "current",
-                   "references": versions})
+    probes = [{"probe_id": "city", "question": "Which city did I move to?", "kind": "current",
+               "references": versions}]
+    sample = turns[len(turns) // 2]["content"].split()
     for j in range(9):
-        probes.append({"probe_id": f"topic-{j}", "question": f"What did I say about the {WORDS[j]} and the {WORDS[j + 5]}?",
-                       "kind": "abstention"})
-    step = n_turns // n_checkpoints
-    cp_ids = [f"t{min(n_turns - 1, (k + 1) * step - 1):06d}" for k in range(n_checkpoints)]
+        probes.append({"probe_id": f"topic-{j}", "kind": "abstention",
+                       "question": f"What did I say about the {sample[j]} and the {sample[j + 5]}?"})
     (folder / "trajectory.jsonl").write_text("\n".join(json.dumps(t) for t in turns) + "\n")
     (folder / "probes.jsonl").write_text("\n".join(json.dumps(p) for p in probes) + "\n")
     campaign = folder / "campaign.toml"
     campaign.write_text(f'''name = "scaling-{n_turns}"
 store = "store.sqlite"
-[schedule]
-name = "fixed-checkpoints"
-[schedule.checkpoints]
-at = ["turn_ids"]
-turn_ids = {json.dumps(cp_ids)}
+schedule = "{schedule}"
 [[trajectories]]
 id = "synthetic"
 trajectory = "trajectory.jsonl"
@@ -71,38 +92,58 @@ system = "{{system}}"
     return campaign
 
 
-def timed_run(campaign: Path, system: str) -> float:
-    text = campaign.read_text().replace("{system}", system)
+def cpu_seconds() -> float:
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def timed_run(campaign: Path, system: str) -> tuple[float, float]:
     path = campaign.with_name(f"campaign-{system}.toml")
-    path.write_text(text)
-    start = time.perf_counter()
+    path.write_text(campaign.read_text().replace("{system}", system))
+    cpu0, wall0 = cpu_seconds(), time.perf_counter()
     run_campaign(path, fresh=True)
-    return time.perf_counter() - start
+    return cpu_seconds() - cpu0, time.perf_counter() - wall0
+
+
+def spread(values: list[float]) -> str:
+    return f"{min(values):7.2f} / {statistics.median(values):7.2f} / {max(values):7.2f}"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, nargs="+", default=[1000, 10000])
-    parser.add_argument("--checkpoints", type=int, default=10)
+    parser.add_argument("--systems", nargs="+", default=SYSTEMS)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--schedule", default=str(Path(__file__).resolve().parents[1] / "schedules" / "session-end.toml"))
+    parser.add_argument("--vocabulary", choices=["zipf", "dense"], default="zipf")
     args = parser.parse_args()
-    results: dict[str, dict[int, float]] = {"null": {}, "vector-rag": {}}
+    schedule = Path(args.schedule).resolve()
+    print(f"schedule {schedule.name}, vocabulary {args.vocabulary}, {args.repeats} repetitions, "
+          f"{os.cpu_count()} cores; figures are min / median / max")
+    cpu: dict[str, dict[int, list[float]]] = {s: {} for s in args.systems}
     with tempfile.TemporaryDirectory() as tmp:
         for n in args.turns:
             folder = Path(tmp) / str(n)
             folder.mkdir()
-            campaign = write_inputs(folder, n, args.checkpoints)
-            for system in results:
-                results[system][n] = timed_run(campaign, system)
-                print(f"{system:<11} {n:>6} turns, {args.checkpoints} checkpoints x 10 probes: "
-                      f"{results[system][n]:7.2f} s")
+            campaign = write_inputs(folder, n, schedule, args.vocabulary)
+            print(f"-- {n} turns ({n // 20} checkpoints x 10 probes); load average before: "
+                  f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+            for system in args.systems:
+                runs = [timed_run(campaign, system) for _ in range(args.repeats)]
+                cpu[system][n] = [c for c, _w in runs]
+                print(f"{system:<13} cpu s {spread([c for c, _w in runs])}   wall s {spread([w for _c, w in runs])}")
     lo, hi = min(args.turns), max(args.turns)
-    for system, times in results.items():
-        print(f"{system:<11} {hi}/{lo} time ratio: {times[hi] / times[lo]:.2f} (linear = {hi / lo:.0f})")
-    for n in args.turns:
-        print(f"harness overhead at {n} turns: null / vector-rag time = "
-              f"{results['null'][n] / results['vector-rag'][n]:.2f}")
-    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"peak RSS: {peak_mb:.0f} MB")
+    if lo != hi:
+        print(f"-- CPU ratio {hi}/{lo} turns on medians (linear = {hi / lo:.0f}, goal <= {1.1 * hi / lo:.0f})")
+        for system in args.systems:
+            ratio = statistics.median(cpu[system][hi]) / statistics.median(cpu[system][lo])
+            print(f"{system:<13} {ratio:6.2f}")
+        if "null" in cpu and "vector-rag" in cpu:
+            for n in args.turns:
+                share = statistics.median(cpu["null"][n]) / statistics.median(cpu["vector-rag"][n])
+                print(f"harness share at {n} turns (null / vector-rag CPU): {share:.2f}")
+    print(f"peak RSS of this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
 
 
 if __name__ == "__main__":
