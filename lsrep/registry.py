@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import os
+import sys
 from importlib.metadata import entry_points
 from typing import Generic, TypeVar
 
@@ -46,15 +48,40 @@ class Registry(Generic[T]):
                 known = ", ".join(self.entries()) or "none"
                 raise ConfigError(f"unknown {self.kind} {name!r}{hint} (registered: {known})")
         module_name, _, attr = target.partition(":")
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError as exc:
-            raise ConfigError(f"{self.kind} {name!r}: cannot import {module_name!r} ({exc})") from None
+        module = _import(module_name, direct=target == name, what=f"{self.kind} {name!r}")
         try:
             obj = getattr(module, attr)
         except AttributeError:
             raise ConfigError(f"{self.kind} {name!r}: {module_name!r} has no {attr!r}") from None
         return obj
+
+
+def _import(module_name: str, *, direct: bool, what: str):
+    """Import a module; a `module:Class` given directly also resolves from the current directory,
+    as `python -m` would, and the error says where it looked."""
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        missing = exc.name or module_name
+        if not direct or not (module_name == missing or module_name.startswith(missing + ".")):
+            raise ConfigError(f"{what}: cannot import {module_name!r} ({exc})") from None
+    except ImportError as exc:
+        raise ConfigError(f"{what}: cannot import {module_name!r} ({exc})") from None
+    cwd = os.getcwd()
+    if cwd not in sys.path:
+        sys.path.insert(0, cwd)
+        importlib.invalidate_caches()
+        try:
+            return importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name and not (module_name == exc.name or module_name.startswith(exc.name + ".")):
+                raise ConfigError(f"{what}: cannot import {module_name!r} ({exc})") from None
+        except ImportError as exc:
+            raise ConfigError(f"{what}: cannot import {module_name!r} ({exc})") from None
+    raise ConfigError(
+        f"{what}: no module {module_name!r} importable from the current directory ({cwd}) or sys.path; "
+        "run from the folder that holds it, add that folder to PYTHONPATH, or pip install its package"
+    )
 
 
 ADAPTERS: Registry = Registry("lsrep.adapters", "system")

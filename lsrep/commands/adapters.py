@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import sys
 from typing import Any
 
 from lsrep.errors import ConfigError
@@ -61,9 +59,6 @@ def cmd_adapters(args: argparse.Namespace) -> int:
         for c in CHECKS.values():
             print(f"{c.name:<{width}}{c.catches}")
         return 0
-    # As with `python -m`, a module:Class in the current directory resolves.
-    if os.getcwd() not in sys.path and "" not in sys.path:
-        sys.path.insert(0, os.getcwd())
     report = run_conformance(args.system, parse_options(args.option), checks=args.check)
     if args.json:
         print(json.dumps(report.model_dump(mode="json") | {"ok": report.ok}, indent=2))
