@@ -296,9 +296,10 @@ def configure_logging(args: argparse.Namespace) -> None:
 
 
 # Command modules under lsrep/commands/: each defines `register(subparsers, command)`,
-# adds its parser(s) and decorates its handler(s) with `command(name)`.
+# adds its parser(s) and decorates its handler(s) with `command(name)`. The outer layers'
+# command modules (report, convert, generate) register through the `lsrep.commands`
+# entry-point group instead, so the core imports none of them.
 EXTENSION_MODULES = (
-    "lsrep.commands.report",
     "lsrep.commands.score",
     "lsrep.commands.adapters",
     "lsrep.commands.datasets",

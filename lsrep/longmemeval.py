@@ -128,8 +128,9 @@ def item_schedule(base: ScheduleSpec, checkpoint_time) -> ScheduleSpec:
 
 def run_longmemeval(spec: LongMemEvalSpec, *, source: Path | None = None, executor: Executor | None = None,
                     fresh: bool = False, progress: bool = False) -> DiagnosticOutcome:
-    from lsrep.probes.longmemeval import iter_longmemeval
+    from lsrep.registry import SOURCES
 
+    iter_longmemeval = SOURCES.load("longmemeval")  # lsrep.probes.sources, an entry point
     campaign = _as_campaign(spec, source or spec.data)
     conditions = validate_campaign(campaign)
     manifest = build_manifest(campaign, conditions, {})

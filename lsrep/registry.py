@@ -2,6 +2,10 @@
 
 Built-in adapters register through the same `lsrep.adapters` entry-point group
 third-party packages use (see pyproject.toml), so nothing here names a system.
+The outer layers fill the other groups the same way, so the core never imports
+them: `lsrep.sources` (data sources campaigns name: locomo, generate,
+longmemeval), `lsrep.report_writers` (what `quickstart` and `longmemeval
+--report` call) and `lsrep.commands` (CLI command modules; see lsrep/cli.py).
 """
 
 from __future__ import annotations
@@ -45,7 +49,9 @@ class Registry(Generic[T]):
             else:
                 close = difflib.get_close_matches(name, list(self.entries()), n=3)
                 hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-                known = ", ".join(self.entries()) or "none"
+                known = ", ".join(self.entries()) or (
+                    f"none: the {self.group!r} entry points are missing; reinstall lsrep "
+                    "(pip install -e .) to refresh them")
                 raise ConfigError(f"unknown {self.kind} {name!r}{hint} (registered: {known})")
         module_name, _, attr = target.partition(":")
         module = _import(module_name, direct=target == name, what=f"{self.kind} {name!r}")
@@ -85,6 +91,10 @@ def _import(module_name: str, *, direct: bool, what: str):
 
 
 ADAPTERS: Registry = Registry("lsrep.adapters", "system")
+SOURCES: Registry = Registry("lsrep.sources", "data source")
+"""Functions that turn a campaign's non-native trajectory table into (Trajectory, ProbeSet)."""
+REPORT_WRITERS: Registry = Registry("lsrep.report_writers", "report writer")
+"""`write_reports(store, run_id, folder) -> {format: path}` implementations (`default`)."""
 
 
 def load_adapter_class(name: str):

@@ -65,39 +65,20 @@ def load_inputs(campaign: LoadedCampaign, limit: int | None = None) -> dict[str,
 
 
 def _load_inputs(campaign: LoadedCampaign) -> dict[str, tuple[Trajectory, ProbeSet]]:
+    from lsrep.registry import SOURCES
+
     data = {}
     for t in campaign.spec.trajectories:
+        # Non-native sources come from the `lsrep.sources` entry points (lsrep.probes.sources).
         if t.locomo is not None:
-            data[t.id] = _locomo_inputs(t.locomo, t.conversation or t.id, t.id)
+            data[t.id] = SOURCES.load("locomo")(t.locomo, t.conversation or t.id, t.id)
             continue
         if t.generate is not None:
-            data[t.id] = _generated_inputs(campaign.path, t.id, t.generate)
+            data[t.id] = SOURCES.load("generate")(campaign.path, t.id, t.generate)
             continue
         trajectory = load_trajectory(t.trajectory, trajectory_id=t.id)
         data[t.id] = (trajectory, load_probes(t.probes, trajectory))
     return data
-
-
-def _generated_inputs(path: Path, trajectory_id: str, settings: dict[str, Any]) -> tuple[Trajectory, ProbeSet]:
-    from pydantic import ValidationError
-
-    from lsrep.errors import InputError, pydantic_reason
-    from lsrep.probes.generator import GeneratorSpec, generate_trajectory
-
-    try:
-        spec = GeneratorSpec.model_validate({**settings, "trajectory_id": trajectory_id})
-    except ValidationError as exc:
-        raise InputError(path, f"trajectory {trajectory_id!r}: bad generate settings: {pydantic_reason(exc)}") from None
-    made = generate_trajectory(spec)
-    return Trajectory(trajectory_id=trajectory_id, turns=made.turns), ProbeSet(probes=made.probes)
-
-
-def _locomo_inputs(path: Path, sample_id: str, trajectory_id: str) -> tuple[Trajectory, ProbeSet]:
-    from lsrep.probes.locomo import build_locomo
-
-    (conversation,) = build_locomo(path, [sample_id])
-    trajectory = Trajectory(trajectory_id=trajectory_id, turns=conversation.turns)
-    return trajectory, ProbeSet(probes=conversation.probes)
 
 
 def validate_campaign(campaign: LoadedCampaign) -> dict[str, Any]:

@@ -1,4 +1,7 @@
-"""`lsrep report RUN -o PATH`: the run's report as self-contained HTML, Markdown or JSON."""
+"""`lsrep report RUN -o PATH`: the run's report as self-contained HTML, Markdown or JSON.
+
+A command module of the report layer: it registers through the `lsrep.commands` entry-point
+group (pyproject.toml), so the harness core never imports the report package."""
 
 from __future__ import annotations
 
@@ -27,7 +30,8 @@ def register(sub, command) -> None:
     sp.add_argument("run", nargs="?", default="latest", help="run id, unique prefix, or 'latest' (default)")
     sp.add_argument("-o", "--output", required=True,
                     help="output file; with --format all, a directory (or a file name whose stem is reused)")
-    sp.add_argument("--format", choices=["html", "md", "json", "all"], default="html")
+    sp.add_argument("--format", choices=["html", "md", "json", "all"], default="html",
+                    help="output format; `all` writes every format (default: %(default)s)")
     sp.add_argument("--compare", action="append", type=_pair, metavar="A:B", default=None,
                     help="a paired comparison (repeatable); default: the campaign's, else all pairs")
     sp.add_argument("--judge", default="deterministic", help="judge whose labels to report (default: %(default)s)")
@@ -37,6 +41,7 @@ def register(sub, command) -> None:
     def cmd_report(args) -> int:
         from lsrep.reports.build import FORMATS, write_report
         from lsrep.reports.model import build_report
+
         from lsrep.store import RunStore
 
         path = Path(args.store)
