@@ -21,3 +21,10 @@ class QueryRaisesAdapter(FullContextAdapter):
 
     def query(self, question: str, *, now: datetime):
         raise RuntimeError("index corrupted while answering")
+
+
+class IngestAlwaysRaisesAdapter(FullContextAdapter):
+    """One root cause: every ingest raises, so every check that replays fails the same way."""
+
+    def ingest(self, turn, *, now: datetime) -> None:
+        raise ValueError("tokenizer missing")
