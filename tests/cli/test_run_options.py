@@ -6,7 +6,8 @@ import argparse
 import json
 import subprocess
 import sys
-from pathlib import Path
+
+import pytest
 
 from lsrep.cli import build_parser
 from lsrep.store import RunStore
@@ -135,4 +136,34 @@ def test_verbose_flags_set_the_lsrep_log_level(cli):
     assert logging.getLogger("lsrep").level == logging.DEBUG
     cli("--log-level", "error", "systems", "list", "--json")
     assert logging.getLogger("lsrep").level == logging.ERROR
-    assert Path  # keeps the import used when the module is trimmed
+
+
+def test_a_broken_command_module_is_a_loud_error(monkeypatch):
+    import importlib.metadata
+
+    from lsrep import cli
+
+    broken = importlib.metadata.EntryPoint(name="broken", value="tests.cli.no_such_module",
+                                           group="lsrep.commands")
+    real = importlib.metadata.entry_points
+
+    def entry_points(**kw):
+        return [broken] if kw.get("group") == "lsrep.commands" else real(**kw)
+
+    monkeypatch.setattr(importlib.metadata, "entry_points", entry_points)
+    with pytest.raises(SystemExit) as exc:
+        cli.build_parser()
+    assert str(exc.value).startswith("lsrep: error: command module 'broken' (tests.cli.no_such_module) failed "
+                                     "to import: ModuleNotFoundError")
+
+
+def test_outer_layer_commands_come_from_entry_points(cli):
+    # `report`, `convert` and `generate` live in lsrep.reports / lsrep.probes and register themselves.
+    import importlib.metadata
+
+    values = {ep.value for ep in importlib.metadata.entry_points(group="lsrep.commands")}
+    assert {"lsrep.reports.cli", "lsrep.probes.cli"} <= values
+    for name in ("report", "convert", "generate"):
+        with pytest.raises(SystemExit) as exc:
+            cli(name, "--help")
+        assert exc.value.code == 0
