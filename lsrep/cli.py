@@ -118,6 +118,13 @@ def cmd_run(args) -> int:
               f"{outcome.units_skipped} already stored, {outcome.failed_units} failed")
     print(f"store: {outcome.store_path}")
     store = RunStore(outcome.store_path)
+    calls = store.rows("select count(*) as n, coalesce(sum(cached), 0) as cached, "
+                       "coalesce(sum(cached = 0 and attempts > 0), 0) as sent, "
+                       "coalesce(sum(status != 'ok'), 0) as failed from llm_calls where run_id = ?",
+                       [outcome.run_id])[0]
+    if calls["n"]:
+        print(f"model calls: {calls['n']} ({calls['sent']} sent to an endpoint, {calls['cached']} from the cache, "
+              f"{calls['n'] - calls['sent'] - calls['cached']} never sent; {calls['failed']} failed)")
     if args.summary:
         from lsrep.summary import print_summary
 

@@ -225,6 +225,7 @@ def run_campaign(path: Path | str, *, executor: Executor | None = None, progress
         units = store.rows("select count(*) as n, sum(status = 'failed') as failed from units where run_id = ?",
                            [finished])[0]
         return RunOutcome(finished, store.path, False, 0, units["n"], units["failed"] or 0, already_finished=True)
+    require_api_keys(campaign.spec)
     run_id = None if fresh else store.find_resumable(input_digest, plan_digest)
     resumed = run_id is not None
     if run_id is None:
@@ -255,6 +256,17 @@ def run_campaign(path: Path | str, *, executor: Executor | None = None, progress
         bar.close()
     store.finish_run(run_id)
     return RunOutcome(run_id, store.path, resumed, len(tasks), len(done), failed)
+
+
+def require_api_keys(spec) -> None:
+    """Stop before anything is written when an endpoint's key variable is unset: every call would fail."""
+    endpoints = [("the answerer", spec.answerer.endpoint if spec.answerer.kind == "llm" else None),
+                 ("the embedder", spec.embedder.endpoint if spec.embedder.kind == "openai" else None)]
+    endpoints += [(f"judge {j.name!r}", j.endpoint) for j in spec.judges if j.kind != "deterministic"]
+    for who, endpoint in endpoints:
+        if endpoint is not None and endpoint.api_key_env and not os.environ.get(endpoint.api_key_env):
+            raise ConfigError(f"{who} reads its API key from the environment variable {endpoint.api_key_env}, "
+                              "which is not set; nothing was run or stored")
 
 
 def _finished_run(store: RunStore, input_digest: str, plan_digest: str) -> str | None:

@@ -35,6 +35,9 @@ def register(sub, command) -> None:
     sp.add_argument("--compare", action="append", type=_pair, metavar="A:B", default=None,
                     help="a paired comparison (repeatable); default: the campaign's, else all pairs")
     sp.add_argument("--judge", default="deterministic", help="judge whose labels to report (default: %(default)s)")
+    sp.add_argument("--conditions", metavar="A,B",
+                    help="report only these conditions (comma-separated); the report says it is a subset")
+    sp.add_argument("--trajectories", metavar="X,Y", help="report only these trajectories (comma-separated)")
     sp.add_argument("--store", default=str(DEFAULT_STORE), help="run store (default: %(default)s)")
 
     @command("report")
@@ -49,10 +52,35 @@ def register(sub, command) -> None:
             raise LsrepError(f"no run store at {path} (pass --store PATH)")
         store = RunStore(path)
         run_id = store.latest_run() if args.run == "latest" else store.run(args.run)["run_id"]
-        report = build_report(store, run_id, compare=args.compare, judge=args.judge)
+        if args.conditions or args.trajectories:
+            import tempfile
+
+            from lsrep.protocol.overrides import split_names
+            from lsrep.subset import subset_store
+
+            with tempfile.TemporaryDirectory(prefix="lsrep-subset-") as tmp:
+                part = RunStore(subset_store(path, run_id, Path(tmp) / "subset.sqlite",
+                                             conditions=split_names(args.conditions),
+                                             trajectories=split_names(args.trajectories)))
+                report = build_report(part, run_id, compare=args.compare, judge=args.judge)
+                part.db.close()
+            report = _marked_subset(report, args.conditions, args.trajectories)
+        else:
+            report = build_report(store, run_id, compare=args.compare, judge=args.judge)
         for fmt, target in _targets(Path(args.output), args.format, FORMATS).items():
             print(f"{fmt + ':':<6}{write_report(report, fmt, target)}")
         return 0
+
+
+def _marked_subset(report, conditions: str | None, trajectories: str | None):
+    """The report with a banner saying which part of the run it covers."""
+    from dataclasses import replace
+
+    from lsrep.reports.tree import Callout
+
+    parts = [f"conditions {conditions}" if conditions else "", f"trajectories {trajectories}" if trajectories else ""]
+    text = "Only " + " and ".join(p for p in parts if p) + " of this run; the rest is left out of every section."
+    return replace(report, banner=(Callout("warn", "Partial report", text), *report.banner))
 
 
 def _targets(output: Path, fmt: str, names: dict[str, str]) -> dict[str, Path]:

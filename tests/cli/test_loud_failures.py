@@ -85,3 +85,19 @@ def test_store_rows_record_json(example, cli):
     cols = {c.name for c in RunStore(_store(example)).db["failures"].columns}
     assert "traceback" in cols
     assert json.loads(json.dumps(sorted(cols)))
+
+
+def test_a_model_campaign_without_its_key_stops_before_writing(example, cli, monkeypatch):
+    monkeypatch.delenv("LSREP_ABSENT_KEY", raising=False)
+    example.write_text(example.read_text().replace('[answerer]\nkind = "extractive"', '''[answerer]
+kind = "llm"
+[answerer.endpoint]
+base_url = "http://127.0.0.1:9/v1"
+model = "m"
+api_key_env = "LSREP_ABSENT_KEY"
+[answerer.x]'''.replace("\n[answerer.x]", "")))
+    code, out, err = cli("run", example, "--quiet")
+    assert code == 2 and out == ""
+    assert err.strip() == ("lsrep: error: the answerer reads its API key from the environment variable "
+                           "LSREP_ABSENT_KEY, which is not set; nothing was run or stored")
+    assert RunStore(_store(example)).runs() == []

@@ -167,3 +167,23 @@ def test_outer_layer_commands_come_from_entry_points(cli):
         with pytest.raises(SystemExit) as exc:
             cli(name, "--help")
         assert exc.value.code == 0
+
+
+def test_report_filters_leave_out_other_conditions_and_say_so(example, cli, tmp_path):
+    code, out, _ = cli("run", example, "--quiet", "--limit", "2")
+    store = example.parent.parent / "runs" / "lsrep.sqlite"
+    def rows():
+        return RunStore(store).rows("select condition, count(*) n from observations group by condition")
+
+    before = rows()
+    code, _, err = cli("report", "latest", "--store", store, "-o", tmp_path / "part.md", "--format", "md",
+                       "--conditions", "null,vector-rag")
+    assert code == 0, err
+    text = (tmp_path / "part.md").read_text()
+    assert "**Partial report** — Only conditions null,vector-rag of this run" in text
+    assert "full-context" not in text and "vector-rag" in text
+    code, _, _ = cli("report", "latest", "--store", store, "-o", tmp_path / "all.md", "--format", "md")
+    assert "full-context" in (tmp_path / "all.md").read_text()
+    assert rows() == before and len(before) == 3  # the store itself is never changed
+    code, _, err = cli("report", "latest", "--store", store, "-o", tmp_path / "x.md", "--trajectories", "nobody")
+    assert code == 2 and "--trajectories: run " in err and "has no trajectory 'nobody'" in err
