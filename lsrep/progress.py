@@ -31,7 +31,7 @@ def resolve_mode(progress: bool | str, stream=None) -> Mode:
 class RunProgress:
     """Counts what finished units brought in and shows it."""
 
-    def __init__(self, *, total: int, done: int = 0, mode: bool | str = "auto", log_every: float = 10.0,
+    def __init__(self, *, total: int | None, done: int = 0, mode: bool | str = "auto", log_every: float = 10.0,
                  stream=None) -> None:
         self.stream = stream or sys.stderr
         self.mode = resolve_mode(mode, self.stream)
@@ -50,7 +50,8 @@ class RunProgress:
             self._bar.set_postfix_str(self._counts())
         elif self.mode == "log":
             stored = f" ({done} already stored)" if done else ""
-            print(f"lsrep: {total - done} unit(s) to replay{stored}", file=self.stream, flush=True)
+            todo = "units" if total is None else f"{total - done} unit(s)"
+            print(f"lsrep: {todo} to replay{stored}", file=self.stream, flush=True)
 
     def unit_done(self, result: Any) -> None:
         """Account for one finished unit (an executor's UnitResult)."""
@@ -69,7 +70,7 @@ class RunProgress:
             self._bar.set_postfix_str(self._counts(), refresh=True)
         elif self.mode == "log":
             now = time.monotonic()
-            if now - self._last_log >= self.log_every or self.done >= self.total:
+            if now - self._last_log >= self.log_every or (self.total is not None and self.done >= self.total):
                 self._last_log = now
                 print(f"lsrep: {self.line()}", file=self.stream, flush=True)
 
@@ -85,15 +86,18 @@ class RunProgress:
     def eta_s(self) -> float | None:
         """Seconds left at the pace of the units finished in this process (None before the first)."""
         new = self.done - self.start_done
-        if new <= 0:
+        if new <= 0 or self.total is None:
             return None
         return (time.monotonic() - self.started) / new * (self.total - self.done)
 
     def line(self) -> str:
         """`units 3/12 (25%), 42 obs, ... elapsed 12s, ETA 36s`."""
-        pct = 100 * self.done / self.total if self.total else 100.0
         eta = self.eta_s()
-        return (f"units {self.done}/{self.total} ({pct:.0f}%), {self._counts()}, "
+        if self.total is None:
+            units = f"units {self.done}"
+        else:
+            units = f"units {self.done}/{self.total} ({100 * self.done / self.total if self.total else 100.0:.0f}%)"
+        return (f"{units}, {self._counts()}, "
                 f"elapsed {_seconds(time.monotonic() - self.started)}, "
                 f"ETA {'?' if eta is None else _seconds(eta)}")
 

@@ -5,7 +5,6 @@ report writer, both entry points of the outer layers (lsrep.probes, lsrep.report
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 
@@ -22,6 +21,8 @@ def register(sub, command) -> None:
     sp.add_argument("--address", default=None, help="Ray cluster address (default: start Ray locally)")
     sp.add_argument("--fresh", action="store_true", help="start a new run even if an unfinished one exists")
     sp.add_argument("--report", help="also write the report to this folder")
+    sp.add_argument("--progress", choices=["auto", "bar", "log", "none"], default="auto",
+                    help="overall progress: a bar in a terminal, log lines otherwise (default: %(default)s)")
     sp.add_argument("--allow-failures", action="store_true",
                     help="exit 0 even when units, maintenance or judgements failed (still printed)")
 
@@ -47,7 +48,7 @@ def cmd_longmemeval(args) -> int:
     if args.limit:
         spec = spec.model_copy(update={"limit": args.limit})
     outcome = run_longmemeval(spec, source=source, executor=make_executor(args.executor, args.workers, args.address),
-                              fresh=args.fresh, progress=sys.stderr.isatty())
+                              fresh=args.fresh, progress=args.progress)
     verb = "resumed" if outcome.resumed else "ran"
     print(f"{verb} run {outcome.run_id}: {outcome.questions} question(s), {outcome.units_run} unit(s) replayed, "
           f"{outcome.units_skipped} already stored, {outcome.failed_units} failed")
