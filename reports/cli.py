@@ -88,7 +88,8 @@ def _targets(output: Path, fmt: str, names: dict[str, str]) -> dict[str, Path]:
         # An existing folder (or a path ending in a separator) gets the format's default file name.
         if output.is_dir() or str(output).endswith(("/", "\\")):
             return {fmt: output / names[fmt]}
-        return {fmt: output}
+        # A file name without an extension gets the format's (`-o r2 --format md` writes r2.md).
+        return {fmt: output if output.suffix else output.with_name(output.name + FORMAT_SUFFIX[fmt])}
     if output.suffix in FORMAT_SUFFIX.values():
         return {f: output.with_suffix(FORMAT_SUFFIX[f]) for f in names}
     return {f: output / name for f, name in names.items()}

@@ -187,3 +187,11 @@ def test_report_filters_leave_out_other_conditions_and_say_so(example, cli, tmp_
     assert rows() == before and len(before) == 3  # the store itself is never changed
     code, _, err = cli("report", "latest", "--store", store, "-o", tmp_path / "x.md", "--trajectories", "nobody")
     assert code == 2 and "--trajectories: run " in err and "has no trajectory 'nobody'" in err
+
+
+def test_report_output_without_extension_gets_the_formats(example, cli, tmp_path):
+    cli("run", example, "--quiet", "--limit", "1")
+    store = example.parent.parent / "runs" / "lsrep.sqlite"
+    code, out, _ = cli("report", "latest", "--store", store, "-o", tmp_path / "r2", "--format", "md")
+    assert code == 0 and (tmp_path / "r2.md").stat().st_size > 0 and not (tmp_path / "r2").exists()
+    assert out.strip() == f"md:   {tmp_path / 'r2.md'}"
