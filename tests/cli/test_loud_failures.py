@@ -101,3 +101,27 @@ api_key_env = "LSREP_ABSENT_KEY"
     assert err.strip() == ("lsrep: error: the answerer reads its API key from the environment variable "
                            "LSREP_ABSENT_KEY, which is not set; nothing was run or stored")
     assert RunStore(_store(example)).runs() == []
+
+
+def test_a_campaign_judge_that_cannot_label_fails_the_run(example, cli, monkeypatch):
+    from lsrep.llm.server import OpenAITestServer
+
+    monkeypatch.setenv("LSREP_JUDGE_KEY", "sk-test")
+    with OpenAITestServer(reply="no JSON here") as server:
+        example.write_text(example.read_text() + f'''
+[[judges]]
+name = "ev"
+kind = "evolving"
+[judges.endpoint]
+base_url = "{server.base_url}"
+model = "m"
+api_key_env = "LSREP_JUDGE_KEY"
+max_retries = 0
+''')
+        code, out, err = cli("run", example, "--quiet", "--conditions", "full-context", "--limit", "1")
+    assert code == 1
+    n = RunStore(_store(example)).rows("select count(*) n from judgements where judge = 'ev' and status = 'failed'")
+    assert n[0]["n"] > 0
+    assert err.splitlines()[0] == f"lsrep: 0 unit(s) failed, 0 failure record(s), {n[0]['n']} judgement(s) failed"
+    assert "judge ev: unparseable_judge_output" in err
+    assert "model calls: " in out and " from the cache" in out
