@@ -19,10 +19,11 @@ import numpy as np
 matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
+from lsrep.reports.palette import PALETTE, condition_colors  # noqa: E402
 from lsrep.reports.tree import Figure  # noqa: E402
 from matplotlib.ticker import MaxNLocator, PercentFormatter  # noqa: E402
 
-CONDITION_COLORS = ("#3366cc", "#e07b39", "#2a9d8f", "#9b5de5", "#d1495b", "#0096c7", "#b08d00", "#6c757d")
+CONDITION_COLORS = PALETTE  # colours are keyed on condition names: lsrep.reports.palette
 OUTCOME_COLORS = {
     "correct": "#2a9d8f", "stale": "#e9a23b", "future": "#9b5de5", "abstained": "#b8c2d1",
     "wrong": "#d1495b", "error": "#4a4a4a",
@@ -41,6 +42,7 @@ STYLE = {
 
 
 def condition_color(index: int) -> str:
+    """A palette colour by position (kept for callers by index; reports key colours on names)."""
     return CONDITION_COLORS[index % len(CONDITION_COLORS)]
 
 
@@ -118,6 +120,7 @@ def _over_time(data: dict[str, Any]):
     k = max(1, len(conditions))
     # Conditions often tie; a small horizontal dodge keeps every line and interval visible.
     width = min(0.3, 0.08 * k)
+    colors = condition_colors(conditions)
     for i, cond in enumerate(conditions):
         pts = [p for p in data["series"].get(cond, []) if _finite(p["value"])]
         if not pts:
@@ -125,7 +128,7 @@ def _over_time(data: dict[str, Any]):
         shift = (i - (k - 1) / 2) * (width / max(1, k - 1)) if k > 1 else 0.0
         xs = [p["x"] + shift for p in pts]
         ys = [p["value"] for p in pts]
-        color = condition_color(i)
+        color = colors[cond]
         ax.vlines(xs, [p["lo"] for p in pts], [p["hi"] for p in pts], color=color, lw=2.2, alpha=0.35)
         ax.plot(xs, ys, marker="o", ms=5.5, lw=1.8, color=color, label=cond, markeredgecolor="white",
                 markeredgewidth=0.8)
@@ -203,10 +206,11 @@ def _cost(data: dict[str, Any]):
     for ax, key, label in ((axes[0], "fragments", "mean fragments per observation"),
                            (axes[1], "prompt_tokens", "mean prompt tokens per observation")):
         xs = [p[key] for p in data["points"] if _finite(p[key])]
-        for i, p in enumerate(data["points"]):
+        colors = condition_colors([p["condition"] for p in data["points"]])
+        for p in data["points"]:
             if not (_finite(p["accuracy"]) and _finite(p[key])):
                 continue
-            color = condition_color(i)
+            color = colors[p["condition"]]
             ax.errorbar([p[key]], [p["accuracy"]], yerr=[[p["accuracy"] - p["lo"]], [p["hi"] - p["accuracy"]]],
                         fmt="o", ms=7.5, color=color, ecolor=color, elinewidth=2, alpha=0.9, capsize=0,
                         markeredgecolor="white", markeredgewidth=0.8, label=p["condition"])

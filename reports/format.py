@@ -12,7 +12,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from lsrep.reports.figures import OUTCOME_COLORS, condition_color
+from lsrep.reports.figures import OUTCOME_COLORS
+from lsrep.reports.palette import condition_colors
 from markupsafe import Markup, escape
 
 from lsrep.audit import STATUS_CLASS
@@ -202,9 +203,8 @@ def _answer(v: Any) -> Markup:
 def swatch(name: Any, conditions: Sequence[str]) -> Markup:
     if name not in conditions:
         return Markup('<span class="cond other">{}</span>').format(str(name))
-    idx = list(conditions).index(name)
     return Markup('<span class="cond"><span class="sw" style="background:{}"></span>{}</span>').format(
-        condition_color(idx), str(name))
+        condition_colors(conditions)[str(name)], str(name))
 
 
 def _pct(x: float) -> str:
