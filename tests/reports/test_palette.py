@@ -65,3 +65,4 @@ def test_a_report_of_up_to_eight_conditions_has_eight_distinct_colours():
 def test_swatches_use_the_name_not_the_position():
     assert 'background:#882255' in str(swatch("thalia", ["thalia", "null"]))
     assert 'background:#882255' in str(swatch("thalia", ["null", "vector-rag", "thalia"]))
+
