@@ -4,6 +4,7 @@ context cost, categories and evidence reach."""
 from __future__ import annotations
 
 import itertools
+import math
 from typing import Any
 
 from lsrep.reports.common import OUTCOMES, Context, cluster, group, outcome_counts
@@ -39,7 +40,12 @@ def headline(ctx: Context) -> Section:
         if rubric:
             row["rubric"] = ctx.mean(obs, lambda o: o["rubric"], "rubric", cond)
         rows.append(row)
+    for row, rank in zip(rows, ranks([r["accuracy"] for r in rows]), strict=True):
+        row["rank"] = rank
+    # The table reads as the ranking: best point estimate first, campaign order among equals.
+    rows.sort(key=lambda r: -r["accuracy"].value if not math.isnan(r["accuracy"].value) else math.inf)
     columns = [
+        Column("rank", "Rank", "text", "by accuracy; shared while intervals overlap"),
         Column("condition", "Condition", "condition"),
         Column("n", "Obs.", "int"),
         Column("probes", "Probes", "int", "clusters"),
@@ -53,7 +59,7 @@ def headline(ctx: Context) -> Section:
     if rubric:
         columns.insert(6, Column("rubric", "Rubric 1-5", "estimate", ctx.data.judge))
     unjudged = sum(1 for o in ctx.data.observations if o["correct"] is None)
-    notes = [_acc_note(ctx), ctx.settings.boot_note,
+    notes = [_acc_note(ctx), RANK_NOTE, ctx.settings.boot_note,
              "Wilson intervals treat every observation as independent; the same probe asked at several "
              "checkpoints is not, so the cluster-bootstrap interval is the one to read.",
              "Token-F1 and exact match always come from the deterministic judge. Error observations count as not correct; nothing is imputed."]
@@ -66,6 +72,27 @@ def headline(ctx: Context) -> Section:
         "intervals, the outcome mix and whether the context held the evidence.",
         (Table(tuple(columns), tuple(rows), notes=tuple(notes)),),
     )
+
+
+RANK_NOTE = ("Rank = 1 + the number of conditions whose accuracy interval lies entirely above this one's; "
+             "conditions whose intervals overlap share a rank (marked =). Which differences are significant "
+             "is in the paired differences.")
+
+
+def ranks(estimates) -> list[str]:
+    """Rank per estimate: 1 + how many have an interval entirely above its own; `=` marks a shared rank."""
+    def bounds(e):
+        lo, hi = e.interval
+        return (e.value if math.isnan(lo) else lo), (e.value if math.isnan(hi) else hi)
+
+    out = []
+    for e in estimates:
+        if math.isnan(e.value):
+            out.append("—")
+            continue
+        out.append(1 + sum(1 for other in estimates if not math.isnan(other.value) and bounds(other)[0] > bounds(e)[1]))
+    shared = {r for r in out if isinstance(r, int) and out.count(r) > 1}
+    return [f"{r}=" if r in shared else str(r) for r in out]
 
 
 def _checkpoint_meta(ctx: Context) -> dict[int, str]:

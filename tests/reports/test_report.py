@@ -37,7 +37,9 @@ def test_example_report_has_every_section(example_run):
     assert all(s.blocks for s in report.sections)
     assert report.conditions == ("null", "full-context", "vector-rag")
     headline = tables(report.section("headline"))[0]
-    assert [r["condition"] for r in headline.rows] == ["null", "full-context", "vector-rag"]
+    # The headline reads as the ranking: best accuracy first (campaign order among equals).
+    assert [r["condition"] for r in headline.rows] == ["full-context", "vector-rag", "null"]
+    assert [r["rank"] for r in headline.rows] == ["1=", "1=", "1="]  # 11 probes: the intervals overlap
     for row in headline.rows:
         acc = row["accuracy"]
         assert acc.n == 63 and acc.clusters == row["probes"]
