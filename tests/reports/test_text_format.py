@@ -16,6 +16,7 @@ def test_prose_renders_code_spans_and_markdown_keeps_comparisons_readable():
 
 def test_ranks_are_shared_while_intervals_overlap():
     from lsrep.reports.quality import ranks
+
     from lsrep.stats import Estimate
 
     def e(value, lo, hi):
