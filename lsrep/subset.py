@@ -20,8 +20,9 @@ OBS_TABLES = ("fragments", "judgements", "retrieval_gold", "ratings", "adjudicat
 
 
 def subset_store(source: Path, run_id: str, dest: Path, *, conditions: Sequence[str] | None = None,
-                 trajectories: Sequence[str] | None = None) -> Path:
-    """Copy `source` to `dest` keeping, for `run_id`, only the named conditions and trajectories."""
+                 trajectories: Sequence[str] | None = None, limit: int | None = None) -> Path:
+    """Copy `source` to `dest` keeping, for `run_id`, only the named conditions and trajectories,
+    and (`limit`) only the first N probes of each trajectory, in the order they were first asked."""
     with sqlite3.connect(source) as src, sqlite3.connect(dest) as out:
         src.backup(out)
     conn = sqlite3.connect(dest)
@@ -43,21 +44,36 @@ def subset_store(source: Path, run_id: str, dest: Path, *, conditions: Sequence[
             conn.execute(f"delete from units where run_id = ? and not ({keep})", [run_id, *params])
             dropped_obs = [r[0] for r in conn.execute(
                 f"select obs_id from observations where run_id = ? and not ({keep})", [run_id, *params])]
+            if limit is not None:
+                dropped_obs += _beyond_limit(conn, run_id, limit)
             tables = {r[0] for r in conn.execute("select name from sqlite_master where type = 'table'")}
             for table in (*OBS_TABLES, "llm_calls"):
                 if table in tables:
                     conn.executemany(f"delete from {table} where obs_id = ?", [(o,) for o in dropped_obs])
             conn.execute(f"delete from observations where run_id = ? and not ({keep})", [run_id, *params])
+            conn.executemany("delete from observations where obs_id = ?", [(o,) for o in dropped_obs])
             if trajectories is not None:
                 conn.execute(f"delete from turns where run_id = ? and trajectory not in "
                              f"({','.join('?' * len(trajectories))})", [run_id, *trajectories])
             (manifest,) = conn.execute("select manifest from runs where run_id = ?", [run_id]).fetchone()
             conn.execute("update runs set manifest = ? where run_id = ?",
-                         [json.dumps(_manifest(json.loads(manifest), conditions, trajectories), sort_keys=True),
-                          run_id])
+                         [json.dumps(_manifest(json.loads(manifest), conditions, trajectories, limit),
+                                     sort_keys=True), run_id])
     finally:
         conn.close()
     return dest
+
+
+def _beyond_limit(conn: sqlite3.Connection, run_id: str, limit: int) -> list[str]:
+    """Observations of probes past the first `limit` of their trajectory (first-asked order)."""
+    order = conn.execute("select trajectory, probe_id, min(rowid) as first from observations where run_id = ? "
+                         "group by trajectory, probe_id order by trajectory, first", [run_id]).fetchall()
+    kept: dict[str, list[str]] = {}
+    for trajectory, probe_id, _ in order:
+        kept.setdefault(trajectory, []).append(probe_id)
+    keep = {(t, p) for t, probes in kept.items() for p in probes[:limit]}
+    return [obs for obs, t, p in conn.execute(
+        "select obs_id, trajectory, probe_id from observations where run_id = ?", [run_id]) if (t, p) not in keep]
 
 
 def _check(conn: sqlite3.Connection, run_id: str, column: str, names: Sequence[str] | None) -> None:
@@ -71,7 +87,8 @@ def _check(conn: sqlite3.Connection, run_id: str, column: str, names: Sequence[s
         raise ConfigError(f"{flag}: run {run_id} has no {column} {', '.join(map(repr, unknown))} (it has: {', '.join(known)})")
 
 
-def _manifest(manifest: dict, conditions: Sequence[str] | None, trajectories: Sequence[str] | None) -> dict:
+def _manifest(manifest: dict, conditions: Sequence[str] | None, trajectories: Sequence[str] | None,
+              limit: int | None = None) -> dict:
     campaign = dict(manifest.get("campaign") or {})
     if conditions is not None:
         kept = set(conditions)
@@ -87,5 +104,6 @@ def _manifest(manifest: dict, conditions: Sequence[str] | None, trajectories: Se
                          and (trajectories is None or k.split("/", 1)[-1] in trajectories)}
     manifest["campaign"] = campaign
     manifest["report_subset"] = {"conditions": list(conditions) if conditions is not None else None,
-                                 "trajectories": list(trajectories) if trajectories is not None else None}
+                                 "trajectories": list(trajectories) if trajectories is not None else None,
+                                 "limit": limit}
     return manifest

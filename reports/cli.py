@@ -38,6 +38,8 @@ def register(sub, command) -> None:
     sp.add_argument("--conditions", metavar="A,B",
                     help="report only these conditions (comma-separated); the report says it is a subset")
     sp.add_argument("--trajectories", metavar="X,Y", help="report only these trajectories (comma-separated)")
+    sp.add_argument("--limit", type=int, metavar="N",
+                    help="report only the first N probes of each trajectory (in the order they were asked)")
     sp.add_argument("--store", default=str(DEFAULT_STORE), help="run store (default: %(default)s)")
 
     @command("report")
@@ -52,7 +54,9 @@ def register(sub, command) -> None:
             raise LsrepError(f"no run store at {path} (pass --store PATH)")
         store = RunStore(path)
         run_id = store.latest_run() if args.run == "latest" else store.run(args.run)["run_id"]
-        if args.conditions or args.trajectories:
+        if args.limit is not None and args.limit < 1:
+            raise LsrepError(f"--limit must be at least 1, got {args.limit}")
+        if args.conditions or args.trajectories or args.limit:
             import tempfile
 
             from lsrep.protocol.overrides import split_names
@@ -61,10 +65,10 @@ def register(sub, command) -> None:
             with tempfile.TemporaryDirectory(prefix="lsrep-subset-") as tmp:
                 part = RunStore(subset_store(path, run_id, Path(tmp) / "subset.sqlite",
                                              conditions=split_names(args.conditions),
-                                             trajectories=split_names(args.trajectories)))
+                                             trajectories=split_names(args.trajectories), limit=args.limit))
                 report = build_report(part, run_id, compare=args.compare, judge=args.judge)
                 part.db.close()
-            report = _marked_subset(report, args.conditions, args.trajectories)
+            report = _marked_subset(report, args.conditions, args.trajectories, args.limit)
         else:
             report = build_report(store, run_id, compare=args.compare, judge=args.judge)
         for fmt, target in _targets(Path(args.output), args.format, FORMATS).items():
@@ -72,13 +76,14 @@ def register(sub, command) -> None:
         return 0
 
 
-def _marked_subset(report, conditions: str | None, trajectories: str | None):
+def _marked_subset(report, conditions: str | None, trajectories: str | None, limit: int | None = None):
     """The report with a banner saying which part of the run it covers."""
     from dataclasses import replace
 
     from lsrep.reports.tree import Callout
 
-    parts = [f"conditions {conditions}" if conditions else "", f"trajectories {trajectories}" if trajectories else ""]
+    parts = [f"conditions {conditions}" if conditions else "", f"trajectories {trajectories}" if trajectories else "",
+             f"the first {limit} probe(s) of each trajectory" if limit else ""]
     text = "Only " + " and ".join(p for p in parts if p) + " of this run; the rest is left out of every section."
     return replace(report, banner=(Callout("warn", "Partial report", text), *report.banner))
 

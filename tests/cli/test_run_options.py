@@ -195,3 +195,15 @@ def test_report_output_without_extension_gets_the_formats(example, cli, tmp_path
     code, out, _ = cli("report", "latest", "--store", store, "-o", tmp_path / "r2", "--format", "md")
     assert code == 0 and (tmp_path / "r2.md").stat().st_size > 0 and not (tmp_path / "r2").exists()
     assert out.strip() == f"md:   {tmp_path / 'r2.md'}"
+
+
+def test_report_limit_keeps_the_first_probes_asked(example, cli, tmp_path):
+    code, out, _ = cli("run", example, "--quiet", "--conditions", "full-context")
+    store = example.parent.parent / "runs" / "lsrep.sqlite"
+    code, _, err = cli("report", "latest", "--store", store, "-o", tmp_path / "r.md", "--format", "md",
+                       "--limit", "2")
+    assert code == 0, err
+    text = (tmp_path / "r.md").read_text()
+    # The headline row: two probes (clusters), asked at each of the six checkpoints.
+    assert "| full-context | 12 | 2 |" in text
+    assert "the first 2 probe(s) of each trajectory" in text
