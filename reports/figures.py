@@ -121,6 +121,7 @@ def _over_time(data: dict[str, Any]):
     # Conditions often tie; a small horizontal dodge keeps every line and interval visible.
     width = min(0.3, 0.08 * k)
     colors = condition_colors(conditions)
+    ends: list[tuple[float, float, str]] = []
     for i, cond in enumerate(conditions):
         pts = [p for p in data["series"].get(cond, []) if _finite(p["value"])]
         if not pts:
@@ -132,6 +133,8 @@ def _over_time(data: dict[str, Any]):
         ax.vlines(xs, [p["lo"] for p in pts], [p["hi"] for p in pts], color=color, lw=2.2, alpha=0.35)
         ax.plot(xs, ys, marker="o", ms=5.5, lw=1.8, color=color, label=cond, markeredgecolor="white",
                 markeredgewidth=0.8)
+        ends.append((xs[-1], ys[-1], cond))
+    _direct_labels(ax, ends, colors)
     ax.set_ylim(-0.03, 1.03)
     ax.yaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
     _checkpoint_ticks(ax, data.get("xticks") or [])
@@ -142,6 +145,24 @@ def _over_time(data: dict[str, Any]):
     fig.subplots_adjust(bottom=0.24)
     _legend_below(fig, handles, labels, len(labels))
     return fig
+
+
+def _direct_labels(ax, ends: list[tuple[float, float, str]], colors: dict[str, str], gap: float = 0.055) -> None:
+    """Each line's name at its last point, in its colour; tied ends are spread apart vertically."""
+    if not ends:
+        return
+    placed: list[float] = []
+    for _, y, _ in sorted(ends, key=lambda e: (e[1], e[2])):
+        placed.append(max(y, placed[-1] + gap) if placed else y)
+    overshoot = max(0.0, placed[-1] - 1.0)
+    placed = [p - overshoot for p in placed]
+    right = max(x for x, _, _ in ends)
+    for (x, y, cond), label_y in zip(sorted(ends, key=lambda e: (e[1], e[2])), placed, strict=True):
+        ax.annotate(cond, xy=(x, y), xytext=(right + 0.25, label_y), textcoords="data", color=colors[cond],
+                    fontsize=8, fontweight="bold", va="center", ha="left", annotation_clip=False,
+                    arrowprops={"arrowstyle": "-", "color": colors[cond], "lw": 0.6, "alpha": 0.5})
+    left, hi = ax.get_xlim()
+    ax.set_xlim(left, max(hi, right + 0.25 + 0.09 * max(len(c) for _, _, c in ends)))
 
 
 def _outcome_mix(data: dict[str, Any]):
