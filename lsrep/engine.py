@@ -65,6 +65,8 @@ class UnitTask:
     progress: bool = False
     store_path: str | None = None
     """Where the run store lives: model calls are cached and rate-limited beside it."""
+    refresh_cache_before: str | None = None
+    """`--refresh-cache`: cached model replies older than this instant are not used."""
 
 
 @dataclass
@@ -104,7 +106,7 @@ class _Replay:
         self.index = task.trajectory.index_of()
         self.turns = task.trajectory.turns
         self.probes: dict[str, Probe] = {p.probe_id: p for p in task.probes.probes}
-        self.answerer: Answerer = make_answerer(task.answerer, task.store_path)
+        self.answerer: Answerer = make_answerer(task.answerer, task.store_path, task.refresh_cache_before)
         cls, opts = validate_condition(task.system, task.options, task.disable, task.condition)
         self.adapter_cls = cls
         adapter = build_adapter(

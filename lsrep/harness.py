@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import time
+import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -71,12 +72,13 @@ class CallLog:
     def record_failure(self, phase: str, exc: BaseException | str, *, checkpoint: int | None = None,
                        probe_id: str | None = None) -> str:
         if isinstance(exc, BaseException):
-            kind, message = type(exc).__name__, _one_line(exc)
+            kind, message, trace = type(exc).__name__, _one_line(exc), format_traceback(exc)
         else:
-            kind, message = "HarnessError", exc
+            kind, message, trace = "HarnessError", exc, None
         self.failures.append({
             "run_id": self.run_id, "unit_id": self.unit_id, "seq": len(self.failures), "phase": phase,
             "checkpoint": checkpoint, "probe_id": probe_id, "error_type": kind, "message": message,
+            "traceback": trace,
         })
         return f"{kind}: {message}"
 
@@ -101,6 +103,11 @@ class Guarded:
             return None, (time.perf_counter() - start) * 1000, exc
         finally:
             self.log.where = {}
+
+
+def format_traceback(exc: BaseException) -> str:
+    """The exception's traceback as text (its causes included), for the failures table."""
+    return "".join(traceback.format_exception(exc)).rstrip()
 
 
 def _one_line(exc: BaseException) -> str:

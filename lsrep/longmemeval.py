@@ -127,9 +127,10 @@ def item_schedule(base: ScheduleSpec, checkpoint_time) -> ScheduleSpec:
 
 
 def run_longmemeval(spec: LongMemEvalSpec, *, source: Path | None = None, executor: Executor | None = None,
-                    fresh: bool = False, progress: bool = False) -> DiagnosticOutcome:
-    from lsrep.probes.longmemeval import iter_longmemeval
+                    fresh: bool = False, progress: bool | str = False) -> DiagnosticOutcome:
+    from lsrep.registry import SOURCES
 
+    iter_longmemeval = SOURCES.load("longmemeval")  # lsrep.probes.sources, an entry point
     campaign = _as_campaign(spec, source or spec.data)
     conditions = validate_campaign(campaign)
     manifest = build_manifest(campaign, conditions, {})
@@ -172,8 +173,7 @@ def run_longmemeval(spec: LongMemEvalSpec, *, source: Path | None = None, execut
                     plan=plan, plan_digest=digest, access=schedule.access,
                     answer_mode=cond.answer_mode or spec.answer_mode, answerer=spec.answerer,
                     embedder=spec.embedder, retrieval_budget=spec.retrieval_budget, repetition=0,
-                    seed=unit_seed(spec.seed, cond.name, item.trajectory_id, 0), progress=progress,
-                    store_path=str(store.path),
+                    seed=unit_seed(spec.seed, cond.name, item.trajectory_id, 0), store_path=str(store.path),
                 ))
             if todo:
                 store.write_turns(run_id, item.trajectory_id, turn_rows(run_id, trajectory, plan))
@@ -184,14 +184,23 @@ def run_longmemeval(spec: LongMemEvalSpec, *, source: Path | None = None, execut
 
     judges = [(j, build_judge(j, store.path)) for j in spec.judges if j.kind != "deterministic"]
     executor = executor or InProcessExecutor()
-    for result in executor.run(tasks()):
-        _attach_gold(result, gold_by_trajectory)
-        if judges:
-            judge_unit_tables(result.tables, judges)
-        store.write_unit(result.unit, result.tables)
-        counts["run"] += 1
-        counts["failed"] += result.unit["status"] == "failed"
-        _release(result, gold_by_trajectory)
+    from lsrep.progress import RunProgress
+
+    # Questions stream from the file, so the total is known only with a limit.
+    total = None if spec.limit is None else spec.limit * len(spec.conditions)
+    bar = RunProgress(total=total, done=len(done), mode=progress)
+    try:
+        for result in executor.run(tasks()):
+            _attach_gold(result, gold_by_trajectory)
+            if judges:
+                judge_unit_tables(result.tables, judges)
+            store.write_unit(result.unit, result.tables)
+            counts["run"] += 1
+            counts["failed"] += result.unit["status"] == "failed"
+            bar.unit_done(result)
+            _release(result, gold_by_trajectory)
+    finally:
+        bar.close()
     store.finish_run(run_id)
     return DiagnosticOutcome(run_id, store.path, resumed, counts["questions"], counts["run"], len(done),
                              counts["failed"])

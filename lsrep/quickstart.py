@@ -30,11 +30,12 @@ def quickstart(out: Path) -> int:
     print()
     print(f"run id: {outcome.run_id}")
     print(f"store:  {store_path}")
-    try:
-        from lsrep.reports.build import write_reports
-    except ImportError:
-        return 0
-    paths = write_reports(store, outcome.run_id, out)
+    from lsrep.registry import REPORT_WRITERS
+
+    # The report layer registers its writer (`lsrep.report_writers` entry point).
+    paths = REPORT_WRITERS.load("default")(store, outcome.run_id, out)
     for fmt, path in paths.items():
         print(f"{fmt + ' report:':<13} {path}")
-    return 0
+    from lsrep.failures import report_failures, run_failures
+
+    return report_failures(run_failures(store, outcome.run_id), allow=False, store_path=store_path)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import platform
 import subprocess
 import sys
@@ -44,6 +45,8 @@ class RunOutcome:
     units_run: int
     units_skipped: int
     failed_units: int
+    already_finished: bool = False
+    """Nothing was replayed: a finished run of the same inputs and plan exists (`--fresh` redoes it)."""
 
 
 def sha256_file(path: Path) -> str:
@@ -54,40 +57,29 @@ def sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
-def load_inputs(campaign: LoadedCampaign) -> dict[str, tuple[Trajectory, ProbeSet]]:
+def load_inputs(campaign: LoadedCampaign, limit: int | None = None) -> dict[str, tuple[Trajectory, ProbeSet]]:
+    """Every trajectory and its probes; `limit` keeps the first N probes of each (`--limit`)."""
+    data = _load_inputs(campaign)
+    if limit is not None:
+        data = {tid: (t, ProbeSet(probes=p.probes[:limit])) for tid, (t, p) in data.items()}
+    return data
+
+
+def _load_inputs(campaign: LoadedCampaign) -> dict[str, tuple[Trajectory, ProbeSet]]:
+    from lsrep.registry import SOURCES
+
     data = {}
     for t in campaign.spec.trajectories:
+        # Non-native sources come from the `lsrep.sources` entry points (lsrep.probes.sources).
         if t.locomo is not None:
-            data[t.id] = _locomo_inputs(t.locomo, t.conversation or t.id, t.id)
+            data[t.id] = SOURCES.load("locomo")(t.locomo, t.conversation or t.id, t.id)
             continue
         if t.generate is not None:
-            data[t.id] = _generated_inputs(campaign.path, t.id, t.generate)
+            data[t.id] = SOURCES.load("generate")(campaign.path, t.id, t.generate)
             continue
         trajectory = load_trajectory(t.trajectory, trajectory_id=t.id)
         data[t.id] = (trajectory, load_probes(t.probes, trajectory))
     return data
-
-
-def _generated_inputs(path: Path, trajectory_id: str, settings: dict[str, Any]) -> tuple[Trajectory, ProbeSet]:
-    from pydantic import ValidationError
-
-    from lsrep.errors import InputError, pydantic_reason
-    from lsrep.probes.generator import GeneratorSpec, generate_trajectory
-
-    try:
-        spec = GeneratorSpec.model_validate({**settings, "trajectory_id": trajectory_id})
-    except ValidationError as exc:
-        raise InputError(path, f"trajectory {trajectory_id!r}: bad generate settings: {pydantic_reason(exc)}") from None
-    made = generate_trajectory(spec)
-    return Trajectory(trajectory_id=trajectory_id, turns=made.turns), ProbeSet(probes=made.probes)
-
-
-def _locomo_inputs(path: Path, sample_id: str, trajectory_id: str) -> tuple[Trajectory, ProbeSet]:
-    from lsrep.probes.locomo import build_locomo
-
-    (conversation,) = build_locomo(path, [sample_id])
-    trajectory = Trajectory(trajectory_id=trajectory_id, turns=conversation.turns)
-    return trajectory, ProbeSet(probes=conversation.probes)
 
 
 def validate_campaign(campaign: LoadedCampaign) -> dict[str, Any]:
@@ -131,11 +123,15 @@ def plan_all(campaign: LoadedCampaign, inputs) -> dict[tuple[str, str], tuple[Re
 def build_manifest(campaign: LoadedCampaign, conditions: dict[str, Any], plans) -> dict[str, Any]:
     spec = campaign.spec
     answerer = make_answerer(spec.answerer)
+    base = campaign.path.parent
     return {
         "lsrep_version": __version__,
-        "campaign": spec.model_dump(mode="json"),
-        "campaign_path": str(campaign.path),
-        "inputs": {role: {"path": str(p), "sha256": sha256_file(p)} for role, p in sorted(campaign.input_files.items())},
+        "campaign": _relative_paths(spec.model_dump(mode="json"), base),
+        "campaign_path": campaign.path.name,
+        "overrides": list(campaign.overrides),
+        # Paths relative to the campaign file's folder: the manifest names no user's directories.
+        "inputs": {role: {"path": _relative(p, base), "sha256": sha256_file(p)}
+                   for role, p in sorted(campaign.input_files.items())},
         "conditions": conditions,
         "answerer": answerer.describe() | {"kind": spec.answerer.kind, "offline": spec.answerer.kind == "extractive"},
         "embedder": make_embedder(spec.embedder).name,
@@ -148,6 +144,28 @@ def build_manifest(campaign: LoadedCampaign, conditions: dict[str, Any], plans) 
         "platform": platform.platform(),
         "git_revision": _git_revision(campaign.path.parent),
     }
+
+
+def _relative(path: Path | str, base: Path) -> str:
+    path = Path(path)
+    if not path.is_absolute():
+        return path.as_posix()
+    try:
+        return Path(os.path.relpath(path, base)).as_posix()
+    except ValueError:  # another drive on Windows
+        return path.as_posix()
+
+
+def _relative_paths(campaign: dict[str, Any], base: Path) -> dict[str, Any]:
+    """The campaign dump with its trajectory file paths relative to the campaign file."""
+    trajectories = []
+    for t in campaign.get("trajectories", []):
+        t = dict(t)
+        for key in ("trajectory", "probes", "locomo"):
+            if t.get(key):
+                t[key] = _relative(t[key], base)
+        trajectories.append(t)
+    return {**campaign, "trajectories": trajectories}
 
 
 def _endpoint_public(endpoint) -> dict[str, Any]:
@@ -181,20 +199,38 @@ def _new_run_id(campaign_sha: str) -> str:
     return f"{stamp}-{campaign_sha[:6]}"
 
 
-def run_campaign(path: Path | str, *, executor: Executor | None = None, progress: bool = False,
-                 fresh: bool = False, store_path: Path | None = None) -> RunOutcome:
-    """Run (or resume) a campaign file; returns where the results are."""
-    campaign = load_campaign(path)
-    inputs = load_inputs(campaign)
-    conditions = validate_campaign(campaign)
+def run_campaign(path: Path | str, *, executor: Executor | None = None, progress: bool | str = False,
+                 fresh: bool = False, store_path: Path | None = None, overrides: tuple[str, ...] = (),
+                 conditions: list[str] | None = None, trajectories: list[str] | None = None,
+                 limit: int | None = None, refresh_cache: bool = False) -> RunOutcome:
+    """Run (or resume) a campaign file; returns where the results are.
+
+    `overrides`, `conditions`, `trajectories` and `limit` change what runs (see
+    `lsrep.protocol.overrides`); they are part of the run's identity, so a run with
+    other overrides is never resumed into this one. `progress`: False, True (a bar in a
+    terminal, log lines otherwise) or a `lsrep.progress` mode name.
+    """
+    from lsrep.progress import RunProgress
+
+    campaign = load_campaign(path, overrides=overrides, conditions=conditions, trajectories=trajectories)
+    inputs = load_inputs(campaign, limit)
+    described = validate_campaign(campaign)
     plans = plan_all(campaign, inputs)
-    manifest = build_manifest(campaign, conditions, plans)
-    input_digest = hashlib.sha256(
-        json.dumps({k: v["sha256"] for k, v in manifest["inputs"].items()}, sort_keys=True).encode()
-    ).hexdigest()
+    manifest = build_manifest(campaign, described, plans)
+    if limit is not None:
+        manifest["limit"] = limit
+    identity = {k: v["sha256"] for k, v in manifest["inputs"].items()}
+    if campaign.overrides:
+        identity["overrides"] = list(campaign.overrides)
+    input_digest = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
     plan_digest = hashlib.sha256(json.dumps(manifest["plans"], sort_keys=True).encode()).hexdigest()
 
     store = RunStore(store_path or campaign.store_path)
+    if not fresh and (finished := _finished_run(store, input_digest, plan_digest)) is not None:
+        units = store.rows("select count(*) as n, sum(status = 'failed') as failed from units where run_id = ?",
+                           [finished])[0]
+        return RunOutcome(finished, store.path, False, 0, units["n"], units["failed"] or 0, already_finished=True)
+    require_api_keys(campaign.spec)
     run_id = None if fresh else store.find_resumable(input_digest, plan_digest)
     resumed = run_id is not None
     if run_id is None:
@@ -205,21 +241,47 @@ def run_campaign(path: Path | str, *, executor: Executor | None = None, progress
         store.write_turns(run_id, tid, turn_rows(run_id, trajectory, plan))
 
     done = store.finished_units(run_id)
-    tasks = [t for t in _tasks(run_id, campaign, inputs, plans, progress, store.path) if t.unit_id not in done]
-    judges = [(j, build_judge(j, store.path)) for j in campaign.spec.judges if j.kind != "deterministic"]
+    refresh_before = datetime.now(UTC).isoformat() if refresh_cache else None
+    tasks = [t for t in _tasks(run_id, campaign, inputs, plans, store.path, refresh_before)
+             if t.unit_id not in done]
+    judges = [(j, build_judge(j, store.path, refresh_before=refresh_before))
+              for j in campaign.spec.judges if j.kind != "deterministic"]
     executor = executor or InProcessExecutor()
     failed = 0
-    for result in executor.run(tasks):
-        if judges:
-            judge_unit_tables(result.tables, judges)
-        store.write_unit(result.unit, result.tables)
-        failed += result.unit["status"] == "failed"
+    # Only the driver draws progress: workers never write to the terminal.
+    bar = RunProgress(total=len(tasks) + len(done), done=len(done), mode=progress)
+    try:
+        for result in executor.run(tasks):
+            if judges:
+                judge_unit_tables(result.tables, judges)
+            store.write_unit(result.unit, result.tables)
+            failed += result.unit["status"] == "failed"
+            bar.unit_done(result)
+    finally:
+        bar.close()
     store.finish_run(run_id)
     return RunOutcome(run_id, store.path, resumed, len(tasks), len(done), failed)
 
 
-def _tasks(run_id: str, campaign: LoadedCampaign, inputs, plans, progress: bool,
-           store_path: Path) -> list[UnitTask]:
+def require_api_keys(spec) -> None:
+    """Stop before anything is written when an endpoint's key variable is unset: every call would fail."""
+    endpoints = [("the answerer", spec.answerer.endpoint if spec.answerer.kind == "llm" else None),
+                 ("the embedder", spec.embedder.endpoint if spec.embedder.kind == "openai" else None)]
+    endpoints += [(f"judge {j.name!r}", j.endpoint) for j in spec.judges if j.kind != "deterministic"]
+    for who, endpoint in endpoints:
+        if endpoint is not None and endpoint.api_key_env and not os.environ.get(endpoint.api_key_env):
+            raise ConfigError(f"{who} reads its API key from the environment variable {endpoint.api_key_env}, "
+                              "which is not set; nothing was run or stored")
+
+
+def _finished_run(store: RunStore, input_digest: str, plan_digest: str) -> str | None:
+    rows = store.rows("select run_id from runs where campaign_sha256 = ? and plan_digest = ? and "
+                      "status = 'finished' order by created_at desc limit 1", [input_digest, plan_digest])
+    return rows[0]["run_id"] if rows else None
+
+
+def _tasks(run_id: str, campaign: LoadedCampaign, inputs, plans, store_path: Path,
+           refresh_before: str | None = None) -> list[UnitTask]:
     spec = campaign.spec
     tasks = []
     for cond in spec.conditions:
@@ -233,8 +295,8 @@ def _tasks(run_id: str, campaign: LoadedCampaign, inputs, plans, progress: bool,
                     plan=plan, plan_digest=digest, access=schedule.access,
                     answer_mode=cond.answer_mode or spec.answer_mode, answerer=spec.answerer,
                     embedder=spec.embedder, retrieval_budget=spec.retrieval_budget, repetition=rep,
-                    seed=unit_seed(spec.seed, cond.name, tid, rep), progress=progress,
-                    store_path=str(store_path),
+                    seed=unit_seed(spec.seed, cond.name, tid, rep), store_path=str(store_path),
+                    refresh_cache_before=refresh_before,
                 ))
     return tasks
 

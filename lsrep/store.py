@@ -171,6 +171,12 @@ def m005_isolation_digest(db: sqlite_utils.Database) -> None:
     db["checkpoints"].add_column("state_digest_after", str)
 
 
+@migration
+def m006_failure_traceback(db: sqlite_utils.Database) -> None:
+    # The formatted traceback of the exception behind a failure row (None for harness findings).
+    db["failures"].add_column("traceback", str)
+
+
 class RunStore:
     """A run store file; opening it applies any migration it lacks."""
 

@@ -19,10 +19,11 @@ import numpy as np
 matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
+from lsrep.reports.palette import PALETTE, condition_colors  # noqa: E402
 from lsrep.reports.tree import Figure  # noqa: E402
 from matplotlib.ticker import MaxNLocator, PercentFormatter  # noqa: E402
 
-CONDITION_COLORS = ("#3366cc", "#e07b39", "#2a9d8f", "#9b5de5", "#d1495b", "#0096c7", "#b08d00", "#6c757d")
+CONDITION_COLORS = PALETTE  # colours are keyed on condition names: lsrep.reports.palette
 OUTCOME_COLORS = {
     "correct": "#2a9d8f", "stale": "#e9a23b", "future": "#9b5de5", "abstained": "#b8c2d1",
     "wrong": "#d1495b", "error": "#4a4a4a",
@@ -41,6 +42,7 @@ STYLE = {
 
 
 def condition_color(index: int) -> str:
+    """A palette colour by position (kept for callers by index; reports key colours on names)."""
     return CONDITION_COLORS[index % len(CONDITION_COLORS)]
 
 
@@ -118,6 +120,8 @@ def _over_time(data: dict[str, Any]):
     k = max(1, len(conditions))
     # Conditions often tie; a small horizontal dodge keeps every line and interval visible.
     width = min(0.3, 0.08 * k)
+    colors = condition_colors(conditions)
+    ends: list[tuple[float, float, str]] = []
     for i, cond in enumerate(conditions):
         pts = [p for p in data["series"].get(cond, []) if _finite(p["value"])]
         if not pts:
@@ -125,10 +129,12 @@ def _over_time(data: dict[str, Any]):
         shift = (i - (k - 1) / 2) * (width / max(1, k - 1)) if k > 1 else 0.0
         xs = [p["x"] + shift for p in pts]
         ys = [p["value"] for p in pts]
-        color = condition_color(i)
+        color = colors[cond]
         ax.vlines(xs, [p["lo"] for p in pts], [p["hi"] for p in pts], color=color, lw=2.2, alpha=0.35)
         ax.plot(xs, ys, marker="o", ms=5.5, lw=1.8, color=color, label=cond, markeredgecolor="white",
                 markeredgewidth=0.8)
+        ends.append((xs[-1], ys[-1], cond))
+    _direct_labels(ax, ends, colors)
     ax.set_ylim(-0.03, 1.03)
     ax.yaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
     _checkpoint_ticks(ax, data.get("xticks") or [])
@@ -139,6 +145,24 @@ def _over_time(data: dict[str, Any]):
     fig.subplots_adjust(bottom=0.24)
     _legend_below(fig, handles, labels, len(labels))
     return fig
+
+
+def _direct_labels(ax, ends: list[tuple[float, float, str]], colors: dict[str, str], gap: float = 0.055) -> None:
+    """Each line's name at its last point, in its colour; tied ends are spread apart vertically."""
+    if not ends:
+        return
+    placed: list[float] = []
+    for _, y, _ in sorted(ends, key=lambda e: (e[1], e[2])):
+        placed.append(max(y, placed[-1] + gap) if placed else y)
+    overshoot = max(0.0, placed[-1] - 1.0)
+    placed = [p - overshoot for p in placed]
+    right = max(x for x, _, _ in ends)
+    for (x, y, cond), label_y in zip(sorted(ends, key=lambda e: (e[1], e[2])), placed, strict=True):
+        ax.annotate(cond, xy=(x, y), xytext=(right + 0.25, label_y), textcoords="data", color=colors[cond],
+                    fontsize=8, fontweight="bold", va="center", ha="left", annotation_clip=False,
+                    arrowprops={"arrowstyle": "-", "color": colors[cond], "lw": 0.6, "alpha": 0.5})
+    left, hi = ax.get_xlim()
+    ax.set_xlim(left, max(hi, right + 0.25 + 0.09 * max(len(c) for _, _, c in ends)))
 
 
 def _outcome_mix(data: dict[str, Any]):
@@ -203,10 +227,11 @@ def _cost(data: dict[str, Any]):
     for ax, key, label in ((axes[0], "fragments", "mean fragments per observation"),
                            (axes[1], "prompt_tokens", "mean prompt tokens per observation")):
         xs = [p[key] for p in data["points"] if _finite(p[key])]
-        for i, p in enumerate(data["points"]):
+        colors = condition_colors([p["condition"] for p in data["points"]])
+        for p in data["points"]:
             if not (_finite(p["accuracy"]) and _finite(p[key])):
                 continue
-            color = condition_color(i)
+            color = colors[p["condition"]]
             ax.errorbar([p[key]], [p["accuracy"]], yerr=[[p["accuracy"] - p["lo"]], [p["hi"] - p["accuracy"]]],
                         fmt="o", ms=7.5, color=color, ecolor=color, elinewidth=2, alpha=0.9, capsize=0,
                         markeredgecolor="white", markeredgewidth=0.8, label=p["condition"])

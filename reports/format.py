@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Sequence
 from typing import Any
 
-from lsrep.reports.figures import OUTCOME_COLORS, condition_color
+from lsrep.reports.figures import OUTCOME_COLORS
+from lsrep.reports.palette import condition_colors
 from markupsafe import Markup, escape
 
 from lsrep.audit import STATUS_CLASS
@@ -135,17 +137,33 @@ def fmt_value(v: Any, kind: str = "text") -> str:
     return str(v)
 
 
+def _md_safe(text: str) -> str:
+    # Only what Markdown would read as HTML is escaped: `<` opening a tag and `&` opening an
+    # entity. `p < 0.05`, `<0.001` and `a & b` stay as written (no literal `&lt;` for readers).
+    text = re.sub(r"&(?=#?\w+;)", "&amp;", text)
+    return re.sub(r"<(?=[A-Za-z/!?])", "&lt;", text)
+
+
 def md_cell(v: Any, kind: str = "text") -> str:
     """A Markdown table cell: plain text with pipes, newlines and HTML metacharacters neutralised."""
     text = fmt_value(v, kind)
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    text = text if kind in ("code", "digest") else _md_safe(text)
     text = text.replace("|", "\\|").replace("\r", " ").replace("\n", " ")
     return f"`{text}`" if kind in ("code", "digest") and text != DASH and "`" not in text else text
 
 
 def md_text(v: Any) -> str:
-    """Free Markdown text from the report (titles, notes), with HTML metacharacters neutralised."""
-    return str(v).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    """Free Markdown text from the report (titles, notes), with HTML metacharacters neutralised;
+    `code` spans are kept verbatim (Markdown shows their content literally)."""
+    parts = re.split(r"(`[^`\n]+`)", str(v))
+    return "".join(p if p.startswith("`") and p.endswith("`") and len(p) > 1 else _md_safe(p) for p in parts)
+
+
+def prose(v: Any) -> Markup:
+    """Free text for the HTML report: escaped, with `code` spans as <code> (no literal backticks)."""
+    parts = re.split(r"`([^`\n]+)`", str(v))
+    return Markup("").join(Markup("<code>{}</code>").format(p) if i % 2 else Markup(escape(p))
+                           for i, p in enumerate(parts))
 
 
 # -- HTML ------------------------------------------------------------------------------------
@@ -202,9 +220,8 @@ def _answer(v: Any) -> Markup:
 def swatch(name: Any, conditions: Sequence[str]) -> Markup:
     if name not in conditions:
         return Markup('<span class="cond other">{}</span>').format(str(name))
-    idx = list(conditions).index(name)
     return Markup('<span class="cond"><span class="sw" style="background:{}"></span>{}</span>').format(
-        condition_color(idx), str(name))
+        condition_colors(conditions)[str(name)], str(name))
 
 
 def _pct(x: float) -> str:
@@ -254,7 +271,7 @@ def outcome_color(name: str) -> str:
 
 
 FILTERS = {
-    "cell": html_cell, "md_cell": md_cell, "md_text": md_text, "fmt": fmt_value, "swatch": swatch,
+    "cell": html_cell, "md_cell": md_cell, "md_text": md_text, "prose": prose, "fmt": fmt_value, "swatch": swatch,
     "outcome_color": outcome_color,
 }
 """Jinja filters, by name."""

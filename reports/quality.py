@@ -12,7 +12,7 @@ from lsrep.reports.timeline import checkpoint_axis
 from lsrep.reports.tree import Callout, Column, Figure, Section, Table
 
 from lsrep import stats
-from lsrep.headline import HEADLINE_DEFINITION, HEADLINE_METRIC, expects_abstention
+from lsrep.headline import HEADLINE_DEFINITION, HEADLINE_METRIC, by_rank, expects_abstention
 
 
 def _acc_note(ctx: Context) -> str:
@@ -51,6 +51,10 @@ def headline(ctx: Context) -> Section:
         if rubric:
             row["rubric"] = ctx.mean(obs, lambda o: o["rubric"], "rubric", cond)
         rows.append(row)
+    # The table reads as the ranking: best headline first, then unranked conditions, campaign
+    # order among equals.
+    order = {s.condition: i for i, s in enumerate(by_rank(metrics.scores))}
+    rows.sort(key=lambda r: order.get(r["condition"], len(order)))
     columns = [
         Column("condition", "Condition", "condition"),
         Column("rank", "Rank", "text", "by headline"),

@@ -22,14 +22,15 @@ class LLMAnswerer(Answerer):
 
     version = "1"
 
-    def __init__(self, spec: AnswererSpec, *, store_path: str | None = None) -> None:
+    def __init__(self, spec: AnswererSpec, *, store_path: str | None = None,
+                 refresh_before: str | None = None) -> None:
         super().__init__(spec)
         if spec.endpoint is None:
             raise ValueError("answerer kind 'llm' needs an endpoint")
         from lsrep.judge.campaign import make_client
 
         # One response cache and one cross-process concurrency limit per store folder.
-        self.client = make_client(spec.endpoint, store_path)
+        self.client = make_client(spec.endpoint, store_path, refresh_before=refresh_before)
         self.name = f"llm:{self.client.spec.model}"
         self._system_llm: SystemLanguageModel | None = None
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import sys
 from typing import Any
 
 from lsrep.errors import ConfigError
@@ -25,6 +23,9 @@ def register(sub, command) -> None:
     cp.add_argument("--check", action="append", default=None, metavar="NAME",
                     help="run only this check (repeatable); default: all")
     cp.add_argument("--json", action="store_true", help="print the report as JSON")
+    cp.add_argument("--traceback", action="store_true",
+                    help="for each distinct exception behind failed checks, run its first check again "
+                         "and print the full traceback")
     actions.add_parser("checks", help="list the conformance checks and what each catches")
     command("adapters")(cmd_adapters)
 
@@ -61,9 +62,6 @@ def cmd_adapters(args: argparse.Namespace) -> int:
         for c in CHECKS.values():
             print(f"{c.name:<{width}}{c.catches}")
         return 0
-    # As with `python -m`, a module:Class in the current directory resolves.
-    if os.getcwd() not in sys.path and "" not in sys.path:
-        sys.path.insert(0, os.getcwd())
     report = run_conformance(args.system, parse_options(args.option), checks=args.check)
     if args.json:
         print(json.dumps(report.model_dump(mode="json") | {"ok": report.ok}, indent=2))
@@ -72,8 +70,46 @@ def cmd_adapters(args: argparse.Namespace) -> int:
     width = max(len(name) for name in CHECKS) + 2
     print(f"{'check':<{width}}{'result':<9}reason")
     print(f"{'-' * (width - 2):<{width}}{'-' * 7:<9}{'-' * 6}")
+    causes = root_causes(report.results)
+    first_of = {name: names[0] for names in causes.values() if len(names) > 1 for name in names[1:]}
     for r in report.results:
-        print(f"{r.name:<{width}}{r.status:<9}{r.reason}")
+        reason = f"same exception as {first_of[r.name]}" if r.name in first_of else r.reason
+        print(f"{r.name:<{width}}{r.status:<9}{reason}")
     counts = {s: sum(r.status == s for r in report.results) for s in ("passed", "failed", "skipped", "info")}
     print(", ".join(f"{n} {s}" for s, n in counts.items()))
+    for reason, names in causes.items():
+        if len(names) > 1:
+            print(f"root cause of {len(names)} failed checks ({', '.join(names)}): {reason}")
+    if causes and not args.traceback:
+        print("(--traceback shows where each exception was raised)")
+    if args.traceback:
+        for names in causes.values():
+            print_traceback(args.system, parse_options(args.option), names[0])
     return 0 if report.ok else 1
+
+
+def root_causes(results) -> dict[str, list[str]]:
+    """Failed checks grouped by the exception they report (`raised X: ...`), in check order."""
+    groups: dict[str, list[str]] = {}
+    for r in results:
+        if r.status == "failed" and r.reason.startswith("raised "):
+            groups.setdefault(r.reason, []).append(r.name)
+    return groups
+
+
+def print_traceback(system: str, options: dict[str, Any], check: str) -> None:
+    """Run one check again on fresh instances and print the traceback of what it raises."""
+    import traceback
+
+    from lsrep.conformance import CHECKS, Subject
+
+    subject = Subject(system, options)
+    try:
+        CHECKS[check].run(subject)
+    except Exception as exc:  # noqa: BLE001 - shown, not handled
+        print(f"\ntraceback of {check}:")
+        print("".join(traceback.format_exception(exc)).rstrip())
+    else:
+        print(f"\n{check} did not raise when run again (the adapter is not deterministic?)")
+    finally:
+        subject.close()

@@ -1,74 +1,32 @@
-"""Dataset commands: `lsrep convert locomo`, `lsrep generate ...`, `lsrep longmemeval`."""
+"""`lsrep longmemeval`: the LongMemEval matched diagnostic (same answerer and judge, different memory).
+
+The data comes from the `longmemeval` data source and the optional report from the `default`
+report writer, both entry points of the outer layers (lsrep.probes, lsrep.reports)."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 
 def register(sub, command) -> None:
-    sp = sub.add_parser("convert", help="convert a dataset to native trajectory and probe files")
-    sp.add_argument("dataset", choices=["locomo"])
-    sp.add_argument("path", help="locomo10.json or a file of the same schema")
-    sp.add_argument("-o", "--out", required=True, help="output folder")
-    sp.add_argument("--conversations", nargs="*", help="sample ids to keep (default: all)")
-    sp.add_argument("--on-bad-evidence", choices=["drop", "discard"], default="drop",
-                    help="drop a QA whose evidence names a missing turn, or discard just that evidence id")
-
-    sp = sub.add_parser("generate", help="generate evolving-fact trajectories or LongMemEval-schema files")
-    sp.add_argument("what", choices=["trajectories", "longmemeval"])
-    sp.add_argument("-o", "--out", required=True, help="output folder (trajectories) or file (longmemeval)")
-    sp.add_argument("--seed", type=int, default=0)
-    sp.add_argument("--count", type=int, default=1, help="trajectories to generate")
-    sp.add_argument("--sessions", type=int, default=12)
-    sp.add_argument("--turns-per-session", type=int, default=10)
-    sp.add_argument("--turn-tokens", type=int, default=40, help="density knob: tokens per turn")
-    sp.add_argument("--questions", type=int, default=500, help="longmemeval: questions")
-    sp.add_argument("--sessions-per-question", type=int, default=50, help="longmemeval: haystack sessions")
-
     sp = sub.add_parser("longmemeval", help="LongMemEval matched diagnostic: same answerer and judge, different memory")
     sp.add_argument("--data", help="official LongMemEval JSON file (oracle, S or M)")
     sp.add_argument("--campaign", help="a LongMemEval campaign TOML (conditions, answerer, judges, embedder)")
     sp.add_argument("--systems", help="comma-separated systems (instead of --campaign)")
-    sp.add_argument("--store", default="runs/longmemeval.sqlite")
+    sp.add_argument("--store", default="runs/longmemeval.sqlite", help="run store (default: %(default)s)")
     sp.add_argument("--limit", type=int, help="only the first N questions")
-    sp.add_argument("--executor", default="auto", choices=["auto", "in-process", "process", "ray"])
-    sp.add_argument("--workers", type=int, default=1)
-    sp.add_argument("--address", default=None)
-    sp.add_argument("--fresh", action="store_true")
+    sp.add_argument("--executor", default="auto", choices=["auto", "in-process", "process", "ray"],
+                    help="where units run (default: %(default)s)")
+    sp.add_argument("--workers", type=int, default=1, help="parallel units (default: %(default)s)")
+    sp.add_argument("--address", default=None, help="Ray cluster address (default: start Ray locally)")
+    sp.add_argument("--fresh", action="store_true", help="start a new run even if an unfinished one exists")
     sp.add_argument("--report", help="also write the report to this folder")
+    sp.add_argument("--progress", choices=["auto", "bar", "log", "none"], default="auto",
+                    help="overall progress: a bar in a terminal, log lines otherwise (default: %(default)s)")
+    sp.add_argument("--allow-failures", action="store_true",
+                    help="exit 0 even when units, maintenance or judgements failed (still printed)")
 
-    command("convert")(cmd_convert)
-    command("generate")(cmd_generate)
     command("longmemeval")(cmd_longmemeval)
-
-
-def cmd_convert(args) -> int:
-    from lsrep.probes.locomo import convert_locomo
-
-    report = convert_locomo(Path(args.path), Path(args.out), args.conversations or None,
-                            on_bad_evidence=args.on_bad_evidence)
-    print(f"converted {len(report.samples)} conversation(s): {report.probes_written} probes written from "
-          f"{report.qa_total} QA, {len(report.dropped)} dropped (reasons in {Path(args.out) / 'locomo-conversion.json'})")
-    print(f"files in {args.out}")
-    return 0
-
-
-def cmd_generate(args) -> int:
-    if args.what == "longmemeval":
-        from lsrep.probes.generator import generate_longmemeval_file
-
-        path = generate_longmemeval_file(Path(args.out), n_questions=args.questions,
-                                         sessions_per_question=args.sessions_per_question, seed=args.seed)
-        print(f"wrote {path} ({path.stat().st_size / 2**20:.1f} MiB, {args.questions} questions)")
-        return 0
-    from lsrep.probes.generator import GeneratorSpec, write_generated
-
-    spec = GeneratorSpec(seed=args.seed, sessions=args.sessions, turns_per_session=args.turns_per_session,
-                         turn_tokens=args.turn_tokens)
-    made = write_generated(Path(args.out), spec, count=args.count)
-    print(f"wrote {len(made)} trajectory(ies) with probes to {args.out}")
-    return 0
 
 
 def cmd_longmemeval(args) -> int:
@@ -90,7 +48,7 @@ def cmd_longmemeval(args) -> int:
     if args.limit:
         spec = spec.model_copy(update={"limit": args.limit})
     outcome = run_longmemeval(spec, source=source, executor=make_executor(args.executor, args.workers, args.address),
-                              fresh=args.fresh, progress=sys.stderr.isatty())
+                              fresh=args.fresh, progress=args.progress)
     verb = "resumed" if outcome.resumed else "ran"
     print(f"{verb} run {outcome.run_id}: {outcome.questions} question(s), {outcome.units_run} unit(s) replayed, "
           f"{outcome.units_skipped} already stored, {outcome.failed_units} failed")
@@ -102,11 +60,14 @@ def cmd_longmemeval(args) -> int:
     print_summary(store, outcome.run_id)
     _print_retrieval(store, outcome.run_id)
     if args.report:
-        from lsrep.reports.build import write_reports
+        from lsrep.registry import REPORT_WRITERS
 
-        for fmt, path in write_reports(store, outcome.run_id, Path(args.report)).items():
+        for fmt, path in REPORT_WRITERS.load("default")(store, outcome.run_id, Path(args.report)).items():
             print(f"{fmt} report: {path}")
-    return 0
+    from lsrep.failures import report_failures, run_failures
+
+    return report_failures(run_failures(store, outcome.run_id), allow=args.allow_failures,
+                           store_path=outcome.store_path)
 
 
 def _print_retrieval(store, run_id: str) -> None:

@@ -31,7 +31,7 @@ def register(sub, command) -> None:
     ap.add_argument("-o", "--out", required=True, help="output folder")
     ap.add_argument("--packet", help="rating packet id (default: the run's latest)")
     ap = action("resolve", "store an adjudicator's file for an adjudication packet")
-    ap.add_argument("file")
+    ap.add_argument("file", help="the adjudicator's filled file (JSON from the form, or CSV)")
     ap = action("agreement", "rater-rater and judge-vs-human agreement tables")
     ap.add_argument("--packet", help="rating packet id (default: the run's latest)")
     ap.add_argument("--json", action="store_true", help="print the tables as JSON")

@@ -6,8 +6,10 @@ from pathlib import Path
 
 
 def register(sub, command) -> None:
-    sp = sub.add_parser("score", help="judge a stored run again (no replay); model calls are cached")
-    sp.add_argument("run", nargs="?", default="latest")
+    sp = sub.add_parser("score", help="judge a stored run again (no replay); model calls are cached",
+                        description="Exit status: 0 when every observation was judged, 1 when judgements "
+                                    "failed (unless --allow-failures), 2 on bad input or a missing API key.")
+    sp.add_argument("run", nargs="?", default="latest", help="run id, unique prefix, or 'latest' (default)")
     sp.add_argument("--judge", required=True,
                     help="a judge named in the run's campaign, `deterministic`, `locomo-f1` (LoCoMo's official "
                          "metric, printed, nothing stored), or a new name with --kind")
@@ -16,13 +18,20 @@ def register(sub, command) -> None:
     sp.add_argument("--model", help="model name (with --kind)")
     sp.add_argument("--api-key-env", default="OPENAI_API_KEY", help="environment variable holding the key")
     sp.add_argument("--passes", type=int, default=1, help="passes per observation (majority vote)")
-    sp.add_argument("--concurrency", type=int, default=4)
-    sp.add_argument("--store", default="runs/lsrep.sqlite")
+    sp.add_argument("--concurrency", type=int, default=4, help="parallel calls to the endpoint (default: %(default)s)")
+    sp.add_argument("--refresh-cache", action="store_true",
+                    help="do not answer from the response cache: every call goes to the endpoint again")
+    sp.add_argument("--allow-failures", action="store_true", help="exit 0 even when judgements failed")
+    sp.add_argument("--store", default="runs/lsrep.sqlite", help="run store (default: %(default)s)")
     command("score")(cmd_score)
 
 
 def cmd_score(args) -> int:
+    import os
+    from datetime import UTC, datetime
+
     from lsrep.errors import ConfigError, LsrepError
+    from lsrep.failures import FailureTally, report_failures
     from lsrep.protocol.campaign import EndpointRef, JudgeSpec
     from lsrep.store import RunStore
 
@@ -50,14 +59,26 @@ def cmd_score(args) -> int:
                               f"(known: {', '.join(known) or 'none'}); give --kind, --base-url and --model")
         from lsrep.judge.campaign import build_judge, judge_observations
 
-        judge = build_judge(spec, path)
+        if spec.endpoint is not None and spec.endpoint.api_key_env and not os.environ.get(spec.endpoint.api_key_env):
+            # Fail before anything is sent or written: every call would fail the same way.
+            raise ConfigError(f"judge {spec.name!r} reads its API key from the environment variable "
+                              f"{spec.endpoint.api_key_env}, which is not set; nothing was sent or stored")
+        refresh = datetime.now(UTC).isoformat() if args.refresh_cache else None
+        judge = build_judge(spec, path, refresh_before=refresh)
         judgements, calls = judge_observations(spec.name, judge, rows, workers=spec.endpoint.concurrency)
     store.write_judgements(judgements)
     if calls:
         with store.db.conn:
             store._insert_rows("llm_calls", calls)
     _print(store, run_id, args.judge, judgements, calls)
-    return 0
+    failed = [j for j in judgements if j["status"] != "ok"]
+    if not failed:
+        return 0
+    by_obs = {r["obs_id"]: r for r in rows}
+    first = tuple(f"{by_obs[j['obs_id']]['unit_id']}, checkpoint {by_obs[j['obs_id']]['checkpoint']}, probe "
+                  f"{by_obs[j['obs_id']]['probe_id']}, judge {args.judge}: {j['error']}" for j in failed[:5])
+    return report_failures(FailureTally(failed_judgements=len(failed), first=first),
+                           allow=args.allow_failures, store_path=path)
 
 
 def _locomo_f1(store, run_id: str) -> int:
@@ -93,9 +114,13 @@ def _print(store, run_id: str, judge: str, judgements, calls) -> None:
     from lsrep import stats
 
     failed = sum(1 for j in judgements if j["status"] != "ok")
-    made = sum(1 for c in calls if not c["cached"])
-    print(f"judged {len(judgements)} observation(s) of run {run_id} with {judge!r}: {failed} failed; "
-          f"{len(calls)} model call(s), {made} sent to the endpoint, {len(calls) - made} from the cache")
+    cached = sum(1 for c in calls if c["cached"])
+    sent = sum(1 for c in calls if not c["cached"] and (c["attempts"] or 0) > 0)
+    refused = len(calls) - cached - sent
+    call_failed = sum(1 for c in calls if c["status"] != "ok")
+    print(f"judged {len(judgements) - failed} of {len(judgements)} observation(s) of run {run_id} with "
+          f"{judge!r} ({failed} failed); {len(calls)} model call(s): {sent} sent to the endpoint, {cached} from "
+          f"the cache, {refused} never sent; {call_failed} call(s) failed")
     if judge == "deterministic":
         return
     det = {r["obs_id"]: r for r in store.rows(

@@ -93,6 +93,7 @@ def _run_alone(task: UnitTask, ctx) -> UnitResult:
 def crashed_unit(task: UnitTask, exc: BaseException) -> UnitResult:
     """Rows for a unit whose worker died: a failure row and an error row per planned probe."""
     from lsrep.engine import deterministic_judgement
+    from lsrep.harness import format_traceback
     from lsrep.plan import CheckpointStep
 
     message = f"worker crashed: {type(exc).__name__}: {exc}"
@@ -121,6 +122,7 @@ def crashed_unit(task: UnitTask, exc: BaseException) -> UnitResult:
         "plan_digest": task.plan_digest, "status": "failed", "error": message, "elapsed_s": None,
     }
     failure = {"run_id": task.run_id, "unit_id": task.unit_id, "seq": 0, "phase": "worker",
-               "checkpoint": None, "probe_id": None, "error_type": type(exc).__name__, "message": message}
+               "checkpoint": None, "probe_id": None, "error_type": type(exc).__name__, "message": message,
+               "traceback": format_traceback(exc)}
     return UnitResult(unit=unit, tables={"observations": observations, "judgements": judgements,
                                          "failures": [failure]})

@@ -37,18 +37,20 @@ def shared_limit(store_path: Path | str, endpoint: EndpointRef):
     return FileLockLimit(Path(store_path).resolve().parent / LOCKS_DIR / key, endpoint.concurrency)
 
 
-def make_client(endpoint: EndpointRef, store_path: Path | str | None):
+def make_client(endpoint: EndpointRef, store_path: Path | str | None, *, refresh_before: str | None = None):
+    """A client caching beside the store; `refresh_before` ignores cache entries older than it."""
     from lsrep.llm.cache import ResponseCache
     from lsrep.llm.client import LLMClient
     from lsrep.llm.config import EndpointSpec
 
     if store_path is None:
         return LLMClient(EndpointSpec.of(endpoint))
-    return LLMClient(EndpointSpec.of(endpoint), cache=ResponseCache(cache_path_for(Path(store_path))),
+    cache = ResponseCache(cache_path_for(Path(store_path)), not_before=refresh_before)
+    return LLMClient(EndpointSpec.of(endpoint), cache=cache,
                      limit=shared_limit(store_path, endpoint))
 
 
-def build_judge(spec: JudgeSpec, store_path: Path | str | None):
+def build_judge(spec: JudgeSpec, store_path: Path | str | None, *, refresh_before: str | None = None):
     """A model judge (or a multi-pass panel) for a campaign's judge table."""
     from lsrep.judge.model import EvolvingReferenceJudge, LongMemEvalJudge, MultiPassJudge
 
@@ -58,7 +60,7 @@ def build_judge(spec: JudgeSpec, store_path: Path | str | None):
         from lsrep.errors import ConfigError
 
         raise ConfigError(f"judge {spec.name!r} ({spec.kind}) needs an endpoint table")
-    client = make_client(spec.endpoint, store_path)
+    client = make_client(spec.endpoint, store_path, refresh_before=refresh_before)
     judge = EvolvingReferenceJudge(client) if spec.kind == "evolving" else LongMemEvalJudge(client)
     return judge if spec.passes == 1 else MultiPassJudge([judge], passes=spec.passes)
 

@@ -148,6 +148,8 @@ class ModelJudge:
             try:
                 verdict = self.read(case, text)
             except _Unparseable as exc:
+                # An unusable reply is never cached: a transient bad reply must not become permanent.
+                self.client.forget(record)
                 problem = str(exc)
                 messages = [*messages, {"role": "assistant", "content": text},
                             *self.repair.render(problem=problem)]

@@ -2,8 +2,11 @@
 
 A key is the SHA-256 of a canonical JSON payload (endpoint, model, messages or
 text, and every generation setting that changes the output). A hit answers
-without contacting the endpoint. Only successful responses are stored. The
-payload never contains the API key, so neither does the database.
+without contacting the endpoint. Only successful responses are stored, and a
+reply its reader could not use is taken out again (`forget`). A cache opened
+with `not_before` (`--refresh-cache`) ignores entries older than that instant
+and overwrites them, so a refreshed run contacts the endpoint for every request
+once. The payload never contains the API key, so neither does the database.
 """
 
 from __future__ import annotations
@@ -58,8 +61,10 @@ class CachedResponse(BaseModel):
 class ResponseCache:
     """SQLite-backed cache, safe to share between threads (one connection per thread)."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, not_before: str | None = None) -> None:
         self.path = Path(path)
+        self.not_before = not_before
+        """ISO timestamp: entries created before it are treated as absent (a refresh)."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
         self._lock = threading.Lock()
@@ -89,9 +94,12 @@ class ResponseCache:
         for start in range(0, len(keys), 500):
             chunk = keys[start : start + 500]
             marks = ",".join("?" * len(chunk))
-            rows = conn.execute(
-                f"SELECT key, kind, response, usage FROM responses WHERE key IN ({marks})", chunk
-            ).fetchall()
+            sql = f"SELECT key, kind, response, usage FROM responses WHERE key IN ({marks})"
+            params = list(chunk)
+            if self.not_before is not None:
+                sql += " AND created_at >= ?"
+                params.append(self.not_before)
+            rows = conn.execute(sql, params).fetchall()
             for key, kind, response, usage in rows:
                 found[key] = CachedResponse(
                     key=key, kind=kind, response=json.loads(response), usage=json.loads(usage)
@@ -109,11 +117,12 @@ class ResponseCache:
         response: dict[str, Any],
         usage: dict[str, Any],
     ) -> None:
-        """Store a successful response (first writer wins; the content is the same)."""
+        """Store a successful response (first writer wins; a refresh replaces older entries)."""
         conn = self._conn()
+        verb = "INSERT OR IGNORE" if self.not_before is None else "INSERT OR REPLACE"
         with conn:
             conn.execute(
-                "INSERT OR IGNORE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                f"{verb} INTO responses VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     key,
                     kind,
@@ -125,6 +134,12 @@ class ResponseCache:
                     datetime.now(UTC).isoformat(),
                 ),
             )
+
+    def forget(self, key: str) -> None:
+        """Drop a stored response (a reply that turned out unusable is never kept)."""
+        conn = self._conn()
+        with conn:
+            conn.execute("DELETE FROM responses WHERE key = ?", (key,))
 
     def count(self) -> int:
         """Number of stored responses."""

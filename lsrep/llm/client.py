@@ -161,6 +161,12 @@ class LLMClient:
             response_model=response["response_model"], latency_s=time.monotonic() - started,
         )
 
+    def forget(self, record: CallRecord) -> None:
+        """Take a reply out of the cache (its reader could not use it): the next identical
+        request goes to the endpoint again instead of repeating a transient bad reply."""
+        if self.cache is not None and record.request_digest:
+            self.cache.forget(record.request_digest)
+
     def complete_many(
         self, requests: Sequence[ChatRequest]
     ) -> list[tuple[str | None, CallRecord]]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -205,16 +206,26 @@ class LoadedCampaign(BaseModel):
     store_path: Path
     input_files: dict[str, Path]
     """Every input file by role, for the manifest's SHA-256 list."""
+    overrides: tuple[str, ...] = ()
+    """The `-S key=value` overrides applied to the file (recorded in the manifest)."""
 
 
-def load_campaign(path: Path | str) -> LoadedCampaign:
-    """Read a campaign TOML file, resolve relative paths and load its schedules."""
+def load_campaign(path: Path | str, *, overrides: Sequence[str] = (), conditions: Sequence[str] | None = None,
+                  trajectories: Sequence[str] | None = None) -> LoadedCampaign:
+    """Read a campaign TOML file, resolve relative paths and load its schedules.
+
+    `overrides` (`key=value`) and the condition/trajectory filters apply to the file's data
+    before it is validated (`lsrep.protocol.overrides`).
+    """
+    from lsrep.protocol.overrides import apply_overrides, select
+
     path = Path(path).resolve()
-    data = _read_toml(path)
+    data = select(apply_overrides(_read_toml(path), overrides), conditions=conditions, trajectories=trajectories)
     try:
         spec = CampaignSpec.model_validate(data)
     except ValidationError as exc:
-        raise InputError(path, f"bad campaign: {pydantic_reason(exc)}") from None
+        after = " (after the -S overrides)" if overrides else ""
+        raise InputError(path, f"bad campaign{after}: {pydantic_reason(exc)}") from None
     base = path.parent
     inputs: dict[str, Path] = {"campaign": path}
 
@@ -260,4 +271,5 @@ def load_campaign(path: Path | str) -> LoadedCampaign:
         condition_schedules=per_condition,
         store_path=resolve(spec.store),
         input_files=inputs,
+        overrides=tuple(overrides),
     )

@@ -37,7 +37,9 @@ def test_example_report_has_every_section(example_run):
     assert all(s.blocks for s in report.sections)
     assert report.conditions == ("null", "full-context", "vector-rag")
     headline = tables(report.section("headline"))[0]
-    assert [r["condition"] for r in headline.rows] == ["null", "full-context", "vector-rag"]
+    # The headline reads as the ranking: best headline first (campaign order among equals).
+    assert [r["condition"] for r in headline.rows] == ["full-context", "vector-rag", "null"]
+    assert [r["rank"] for r in headline.rows] == [1, 1, 3]
     for row in headline.rows:
         acc = row["accuracy"]
         assert acc.n == 63 and acc.clusters == row["probes"]
@@ -95,7 +97,7 @@ def test_planted_script_is_escaped_everywhere(example_outputs):
     html, md = example_outputs["html"], example_outputs["md"]
     assert PLANTED not in html
     assert "&lt;script&gt;document.title=&#39;pwned&#39;&lt;/script&gt;" in html
-    assert PLANTED not in md and "&lt;script&gt;" in md
+    assert PLANTED not in md and "<script" not in md and "&lt;script" in md
 
 
 def test_markdown_and_json_cover_every_section(example_outputs):
