@@ -22,6 +22,21 @@ def _pair(text: str) -> tuple[str, str]:
 
 
 def register(sub, command) -> None:
+    sp = sub.add_parser("locomo-f1", help="LoCoMo's official F1 per condition and category (prints; writes nothing)")
+    sp.add_argument("run", nargs="?", default="latest", help="run id, unique prefix, or 'latest' (default)")
+    sp.add_argument("--store", default=str(DEFAULT_STORE), help="run store (default: %(default)s)")
+
+    @command("locomo-f1")
+    def cmd_locomo_f1(args) -> int:
+        from lsrep.store import RunStore
+
+        path = Path(args.store)
+        if not path.exists():
+            raise LsrepError(f"no run store at {path} (pass --store PATH)")
+        store = RunStore(path)
+        run_id = store.latest_run() if args.run == "latest" else store.run(args.run)["run_id"]
+        return print_locomo_f1(store, run_id)
+
     sp = sub.add_parser(
         "report", help="write a run's report (HTML, Markdown, JSON)",
         description="Build the report of a run from the store alone: headline scores with intervals, "
@@ -98,3 +113,27 @@ def _targets(output: Path, fmt: str, names: dict[str, str]) -> dict[str, Path]:
     if output.suffix in FORMAT_SUFFIX.values():
         return {f: output.with_suffix(FORMAT_SUFFIX[f]) for f in names}
     return {f: output / name for f, name in names.items()}
+
+
+def print_locomo_f1(store, run_id: str) -> int:
+    """LoCoMo's official metric (lsrep.judge.locomo_f1) per condition and category; writes nothing."""
+    from lsrep.reports.load import load_run
+    from lsrep.reports.metrics import locomo_metric
+
+    from lsrep.errors import LsrepError
+
+    data = load_run(store, run_id)
+    table = locomo_metric(data.observations, data.conditions, data.manifest)
+    if not table:
+        raise LsrepError(f"run {run_id} has no LoCoMo trajectory (no observation with a LoCoMo category)")
+    cats = list(next(iter(table.values()))["per_category"])
+    print(f"LoCoMo official metric (snap-research/LoCoMo task_eval/evaluation.py definition), run {run_id}, "
+          "each question's last checkpoint:")
+    print(f"{'condition':<22}{'n':>5}{'F1 all':>8}{'F1 1-4':>8}" + "".join(f"{c:>13}" for c in cats) + f"{'ev.recall':>10}")
+    for cond, rec in table.items():
+        cells = "".join(f"{rec['per_category'].get(c, {}).get('f1', float('nan')):>13.3f}" for c in cats)
+        no_adv = rec["f1_excluding_adversarial"]
+        recall = rec["evidence_recall"]
+        print(f"{cond:<22}{rec['n']:>5}{rec['f1']:>8.3f}{(no_adv if no_adv is not None else float('nan')):>8.3f}"
+              f"{cells}{(recall if recall is not None else float('nan')):>10.3f}")
+    return 0

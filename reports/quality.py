@@ -24,7 +24,8 @@ def _cond_columns(ctx: Context, kind: str = "rate_estimate") -> tuple[Column, ..
     return tuple(Column(f"c:{c}", c, kind) for c in ctx.conditions)
 
 
-def headline(ctx: Context) -> Section:
+def _score_rows(ctx: Context) -> list[dict[str, Any]]:
+    """One row per condition, best headline first: the ranked scores and the unranked ones."""
     by_cond = group(ctx.data.observations, "condition")
     rubric = any(o["rubric"] is not None for o in ctx.data.observations)
     metrics = ctx.metrics
@@ -55,6 +56,39 @@ def headline(ctx: Context) -> Section:
     # order among equals.
     order = {s.condition: i for i, s in enumerate(by_rank(metrics.scores))}
     rows.sort(key=lambda r: order.get(r["condition"], len(order)))
+    return rows
+
+
+def score_details(ctx: Context) -> Table:
+    """What the headline table does not rank: all-observation accuracy, F1, exact, the mix."""
+    rubric = any(o["rubric"] is not None for o in ctx.data.observations)
+    # A second table for what is not ranked, so neither needs scrolling at 1280 px.
+    details = [
+        Column("condition", "Condition", "condition"),
+        Column("n", "Obs.", "int"),
+        Column("probes", "Probes", "int", "clusters"),
+        Column("leaks", "Proven leaks", "int", "observations"),
+        Column("accuracy", "All obs. credited", "rate_estimate",
+               f"includes abstention credit, not ranked; {ctx.settings.ci_label}, cluster bootstrap over probes"),
+        Column("wilson", "Wilson interval", "rate_interval", "all obs., observations as independent"),
+        Column("f1", "Token-F1", "estimate", "vs version in force"),
+        Column("exact", "Exact", "rate"),
+        Column("mix", "Outcome mix", "mix"),
+    ]
+    if rubric:
+        details.insert(8, Column("rubric", "Rubric 1-5", "estimate", ctx.data.judge))
+    detail_notes = ("Not ranked: these credit every observation, abstentions included.",
+                    "Wilson intervals treat every observation as independent; the same probe asked at several "
+                    "checkpoints is not, so the cluster-bootstrap interval is the one to read.",
+                    "Token-F1 and exact match always come from the deterministic judge.")
+    return Table(tuple(details), tuple(_score_rows(ctx)), caption="Scores not ranked, per condition",
+                 notes=detail_notes)
+
+
+def headline(ctx: Context) -> Section:
+    rows = _score_rows(ctx)
+    metrics = ctx.metrics
+    cal = metrics.calibration
     columns = [
         Column("condition", "Condition", "condition"),
         Column("rank", "Rank", "text", "by headline"),
@@ -66,18 +100,7 @@ def headline(ctx: Context) -> Section:
         Column("abstention", "Abstention accuracy", "rate", "never in the headline"),
         Column("abstention_n", "Abstention correct / n", "text", "observations"),
         Column("headroom", "Headroom position", "rate", "0 = floor (null), 1 = ceiling (oracle)"),
-        Column("n", "Obs.", "int"),
-        Column("probes", "Probes", "int", "clusters"),
-        Column("accuracy", "All obs. credited", "rate_estimate",
-               f"includes abstention credit, not ranked; {ctx.settings.ci_label}, cluster bootstrap over probes"),
-        Column("wilson", "Wilson interval", "rate_interval", "all obs., observations as independent"),
-        Column("f1", "Token-F1", "estimate", "vs version in force"),
-        Column("exact", "Exact", "rate"),
-        Column("mix", "Outcome mix", "mix"),
-        Column("leaks", "Proven leaks", "int", "observations"),
     ]
-    if rubric:
-        columns.insert(14, Column("rubric", "Rubric 1-5", "estimate", ctx.data.judge))
     unjudged = sum(1 for o in ctx.data.observations if o["correct"] is None)
     notes = [HEADLINE_DEFINITION + " Ranks use the headline; ties share a rank.",
              _acc_note(ctx), ctx.settings.boot_note,
@@ -86,9 +109,7 @@ def headline(ctx: Context) -> Section:
              "Headroom position = (headline − floor) / (ceiling − floor), with the floor from `null` and the "
              "ceiling from the `oracle` calibration system on the same cases"
              + ("." if cal else f"; not available here: {metrics.calibration_note}"),
-             "Wilson intervals treat every observation as independent; the same probe asked at several "
-             "checkpoints is not, so the cluster-bootstrap interval is the one to read.",
-             "Token-F1 and exact match always come from the deterministic judge. Error observations count as not correct; nothing is imputed."]
+             "Error observations count as not correct; nothing is imputed."]
     if unjudged:
         notes.append(f"{unjudged} observation(s) have no label from `{ctx.data.judge}` (judge failed) "
                      "and are left out of accuracy.")
@@ -195,7 +216,7 @@ def outcome_mix(ctx: Context) -> Section:
         "outcome-mix", "Outcome mix over time",
         "What the non-correct answers were: stale (a superseded version), future (a version not yet true — "
         "a suspicion only), abstained, wrong — and how often the context provably leaked the future.",
-        (fig, Table(columns, tuple(rows), notes=(
+        (score_details(ctx), fig, Table(columns, tuple(rows), notes=(
             f"Labels from the `{ctx.data.judge}` judge. Abstained includes correct abstentions (where no "
             "version was known yet); a future answer is not proof of leakage, a proven leak is.", axis.note))),
     )

@@ -12,7 +12,7 @@ def register(sub, command) -> None:
                     "the campaign's trajectories under its answerer and the deterministic judge. Nothing is "
                     "written to the store.",
     )
-    sp.add_argument("campaign")
+    sp.add_argument("campaign", help="campaign file (TOML) whose trajectories, answerer and judge are used")
     sp.add_argument("--json", action="store_true", help="print the figures as JSON")
     sp.add_argument("--boot", type=int, default=2000, help="bootstrap replicates (default: %(default)s)")
     command("calibrate")(cmd_calibrate)

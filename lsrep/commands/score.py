@@ -11,8 +11,8 @@ def register(sub, command) -> None:
                                     "failed (unless --allow-failures), 2 on bad input or a missing API key.")
     sp.add_argument("run", nargs="?", default="latest", help="run id, unique prefix, or 'latest' (default)")
     sp.add_argument("--judge", required=True,
-                    help="a judge named in the run's campaign, `deterministic`, `locomo-f1` (LoCoMo's official "
-                         "metric, printed, nothing stored), or a new name with --kind")
+                    help="a judge named in the run's campaign, `deterministic`, or a new name with --kind "
+                         "(LoCoMo's official F1: `lsrep locomo-f1`)")
     sp.add_argument("--kind", choices=["evolving", "longmemeval"], help="judge kind for a judge not in the campaign")
     sp.add_argument("--base-url", help="OpenAI-compatible endpoint (with --kind)")
     sp.add_argument("--model", help="model name (with --kind)")
@@ -42,7 +42,7 @@ def cmd_score(args) -> int:
     run = store.run(args.run) if args.run != "latest" else store.run(store.latest_run())
     run_id = run["run_id"]
     if args.judge == "locomo-f1":
-        return _locomo_f1(store, run_id)
+        raise LsrepError("LoCoMo's official metric is not a judge: run `lsrep locomo-f1 RUN --store PATH`")
     rows = store.rows("select * from observations where run_id = ? order by obs_id", [run_id])
     if args.judge == "deterministic":
         judgements, calls = _deterministic(rows), []
@@ -79,29 +79,6 @@ def cmd_score(args) -> int:
                   f"{by_obs[j['obs_id']]['probe_id']}, judge {args.judge}: {j['error']}" for j in failed[:5])
     return report_failures(FailureTally(failed_judgements=len(failed), first=first),
                            allow=args.allow_failures, store_path=path)
-
-
-def _locomo_f1(store, run_id: str) -> int:
-    """LoCoMo's official metric (lsrep.judge.locomo_f1) per condition and category; writes nothing."""
-    from lsrep.errors import LsrepError
-    from lsrep.reports.load import load_run
-    from lsrep.reports.metrics import locomo_metric
-
-    data = load_run(store, run_id)
-    table = locomo_metric(data.observations, data.conditions, data.manifest)
-    if not table:
-        raise LsrepError(f"run {run_id} has no LoCoMo trajectory (no observation with a LoCoMo category)")
-    cats = list(next(iter(table.values()))["per_category"])
-    print(f"LoCoMo official metric (snap-research/LoCoMo task_eval/evaluation.py definition), run {run_id}, "
-          "each question's last checkpoint:")
-    print(f"{'condition':<22}{'n':>5}{'F1 all':>8}{'F1 1-4':>8}" + "".join(f"{c:>13}" for c in cats) + f"{'ev.recall':>10}")
-    for cond, rec in table.items():
-        cells = "".join(f"{rec['per_category'].get(c, {}).get('f1', float('nan')):>13.3f}" for c in cats)
-        no_adv = rec["f1_excluding_adversarial"]
-        recall = rec["evidence_recall"]
-        print(f"{cond:<22}{rec['n']:>5}{rec['f1']:>8.3f}{(no_adv if no_adv is not None else float('nan')):>8.3f}"
-              f"{cells}{(recall if recall is not None else float('nan')):>10.3f}")
-    return 0
 
 
 def _deterministic(rows):

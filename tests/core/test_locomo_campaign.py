@@ -70,7 +70,7 @@ probes = "{probes}"
     assert {"single-hop", "multi-hop", "temporal", "adversarial"} <= set(loc["per_category"])
     assert by_name["null"]["locomo"]["evidence_recall"] == 0.0
     capsys.readouterr()
-    assert main(["score", run_id, "--store", str(tmp_path / "store.sqlite"), "--judge", "locomo-f1"]) == 0
+    assert main(["locomo-f1", run_id, "--store", str(tmp_path / "store.sqlite")]) == 0
     printed = capsys.readouterr().out
     assert "official" in printed and "multi-hop" in printed and "ev.recall" in printed
     ice_line = next(line for line in printed.splitlines() if line.startswith("ice "))

@@ -158,9 +158,9 @@ def test_model_judge_rubric_gives_net_ordinal_superiority(synthetic_store):
     report = build_report(synthetic_store, RUN_ID, judge="evolving", boot=300)
     row = tables(report.section("paired"))[0].rows[0]
     assert row["nos"].value > 0 and "net ordinal superiority" in row["nos"].method
-    headline = tables(report.section("headline"))[0]
-    assert any(c.key == "rubric" for c in headline.columns)
-    assert "unjudged" in headline.rows[0]["mix"] or "unjudged" in headline.rows[1]["mix"]
+    details = tables(report.section("outcome-mix"))[0]  # the unranked scores, beside the mix
+    assert any(c.key == "rubric" for c in details.columns)
+    assert "unjudged" in details.rows[0]["mix"] or "unjudged" in details.rows[1]["mix"]
 
 
 def test_unknown_judge_and_condition_are_clear_errors(synthetic_store):
