@@ -12,12 +12,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from lsrep.answer.prompt import (
-    ANSWER_TEMPLATE_DIGEST,
-    ExtractiveAnswerer,
-    build_messages,
-    prompt_tokens,
-)
+from lsrep.answer.extractive import ExtractiveAnswerer
+from lsrep.answer.prompt import ANSWER_TEMPLATE_DIGEST, build_messages, prompt_tokens
 from lsrep.contract import Fragment
 from lsrep.protocol.campaign import AnswererSpec
 from lsrep.text import estimate_tokens
@@ -119,13 +115,25 @@ class Answerer:
 
 
 class OfflineAnswerer(Answerer):
-    """The deterministic extractive answerer (labelled `extractive-offline`)."""
+    """The deterministic span answerer (`lsrep.answer.extractive`, labelled `extractive-offline`).
+
+    It reads what the prompt holds: the question, the simulated now and the fragments kept.
+    """
 
     def __init__(self, spec: AnswererSpec) -> None:
         super().__init__(spec)
         self._impl = ExtractiveAnswerer(min_overlap=spec.min_overlap)
         self.name, self.version = self._impl.name, self._impl.version
+        self._now: datetime | None = None
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "rules": self._impl.rules}
+
+    def answer(self, question: str, now: datetime, fragments: Sequence[Fragment],
+               turn_index: Mapping[str, int] | None = None) -> AnswerOutcome:
+        self._now = now
+        return super().answer(question, now, fragments, turn_index)
 
     def _complete(self, question, messages, fragments) -> AnswerOutcome:
-        return AnswerOutcome(text=self._impl.answer(question, fragments), prompt_tokens=0, within_limit=True,
-                             fragments_used=fragments)
+        return AnswerOutcome(text=self._impl.answer(question, fragments, self._now), prompt_tokens=0,
+                             within_limit=True, fragments_used=fragments)
