@@ -107,6 +107,8 @@ _ABSOLUTE = [
     ("m_d_range_y", re.compile(rf"\b{_MON}\s+{_DD}\s*(?:-|–|to|and)\s*{_DD},?\s+{_YYYY}\b", re.I)),
     ("d_m_y", re.compile(rf"\b(?:the\s+)?{_DD}(?:\s+of)?\s*{_MON},?\s+{_YYYY}\b", re.I)),
     ("m_d_y", re.compile(rf"\b{_MON}\s+(?:the\s+)?{_DD},?\s+{_YYYY}\b", re.I)),
+    ("nth_week_m_y", re.compile(rf"\b(?:the\s+)?(first|second|third|fourth|last)\s+(week|weekend)\s+(?:of|in)\s+"
+                                rf"{_MON},?\s+{_YYYY}\b", re.I)),
     ("part_m_y", re.compile(rf"\b(early|mid|middle of|late|the beginning of|the start of|the end of)\s*-?\s*"
                             rf"{_MON},?\s+{_YYYY}\b", re.I)),
     ("season_y", re.compile(rf"\b(spring|summer|autumn|fall|winter)(?:\s+of)?\s+{_YYYY}\b", re.I)),
@@ -152,6 +154,18 @@ def _absolute(kind: str, g: tuple[str, ...]) -> DaySpan | None:
     if kind == "m_d_y":
         d = _safe(int(g[2]), _mon(g[0]), int(g[1]))
         return _day(d) if d else None
+    if kind == "nth_week_m_y":
+        nth, unit, m, y = g[0].lower(), g[1].lower(), _mon(g[2]), int(g[3])
+        last = calendar.monthrange(y, m)[1]
+        if unit == "week":
+            if nth == "last":
+                return DaySpan(date(y, m, last - 6), date(y, m, last))
+            k = ("first", "second", "third", "fourth").index(nth)
+            return DaySpan(date(y, m, 1 + 7 * k), date(y, m, 7 + 7 * k))
+        saturdays = [d for d in range(1, last + 1) if date(y, m, d).weekday() == 5]
+        sat = saturdays[-1] if nth == "last" else saturdays[("first", "second", "third", "fourth").index(nth)]
+        start = date(y, m, sat)
+        return DaySpan(start, start + timedelta(days=1))
     if kind == "part_m_y":
         m, y = _mon(g[1]), int(g[2])
         last = calendar.monthrange(y, m)[1]
@@ -320,7 +334,7 @@ def whole_date(text: str) -> DaySpan | None:
     if rel is not None:
         start, span = rel
     leftover = (core[:start] + core[end:]).strip(" .,;:-")
-    if re.sub(r"\b(on|in|the|of|sometime|around|about)\b", "", leftover, flags=re.I).strip():
+    if re.sub(r"\b(on|in|the|of|sometime|around|about|between|during)\b", "", leftover, flags=re.I).strip():
         return None
     return span
 

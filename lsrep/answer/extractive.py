@@ -21,8 +21,12 @@ references. Its rules, in order (also `RULES`, which every manifest records):
    How long ago: the "N years ago" phrase. How many / how much: the number (words
    or digits) with the word after it. How long: the duration phrase. Who: the
    capitalised names the question does not already contain. Where: the place after
-   in/at/to/from. Otherwise, or when the typed span is missing: the shortest
-   clause of the sentence that holds its shared words.
+   in/at/to/from (else a capitalised name). Why: the sentence from its causal
+   marker on ("because", "'cause", "so", "to ..."). Yes/no questions: "Yes" or "No"
+   (a negation in the sentence) and the clause. Otherwise, or when the typed span is
+   missing: the shortest clause of the sentence that holds its shared words, with the
+   next clause when it only repeats the question. First-person words of a span are
+   put in the speaker's name ("my daughter" said by Melanie: "Melanie's daughter").
 4. **Several items.** A question asking for a plural ("What books...", "What
    activities...") answers with the clauses of every sentence scoring at least
    half the best (at most four, joined by "; ").
@@ -51,7 +55,7 @@ _LINE_HEAD = re.compile(
     r"(?:(?P<who>[^:\[\]()]{1,60}?)\s*(?:\((?:user|assistant|system)\))?\s*:\s+)?")
 _ANY_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)|\s+[—–]\s+|\s+-\s+")
-_CLAUSE = re.compile(r"\s*[,;:()]\s*|\s+(?:but|although|though|while)\s+")
+_CLAUSE = re.compile(r"\s*[;:()]\s*|\s+(?:but|although|though|while)\s+")
 
 _HYPHENATED = re.compile(r"\b[A-Za-z]+(?:-[A-Za-z]+)+\b")
 _YES_NO = re.compile(r"^\W*(?:is|are|was|were|do|does|did|would|will|can|could|has|have|had|should|shall|may|"
@@ -96,7 +100,7 @@ class Sentence:
 
 
 def question_type(question: str) -> str:
-    """`ago`, `date`, `count`, `duration`, `person`, `place` or `other`."""
+    """`ago`, `date`, `count`, `duration`, `person`, `reason`, `place` or `other`."""
     q = question.lower().strip()
     if re.search(r"\bhow long ago\b", q):
         return "ago"
@@ -111,6 +115,8 @@ def question_type(question: str) -> str:
         return "duration"
     if re.search(r"^(?:\W*)(?:who|whom|whose|with whom)\b|\bwhat(?:'s| is) the name\b|\bname of\b", q):
         return "person"
+    if re.search(r"^(?:\W*)why\b|\bwhat (?:is|was|are|were) (?:\w+'s |the |her |his |their )?reasons?\b", q):
+        return "reason"
     if re.search(r"^(?:\W*)where\b|\b(?:what|which) (?:city|country|town|place|state|restaurant|park|country)\b", q):
         return "place"
     return "other"
@@ -195,7 +201,7 @@ class ExtractiveAnswerer:
         best_score, _, best, shared = scored[0]
         span = _typed_span(kind, best, question)
         if span:
-            return _speak(span, best.speaker) if kind in ("person", "place", "other") else span
+            return _speak(span, best.speaker) if kind in ("person", "place", "reason", "other") else span
         if kind == "date":
             return fmt_day(best.when)
         if _YES_NO.match(question):
@@ -258,7 +264,9 @@ def _typed_span(kind: str, s: Sentence, question: str) -> str | None:
     if kind == "person":
         return _names(s, question)
     if kind == "place":
-        return _place(s.text, question)
+        return _place(s, question)
+    if kind == "reason":
+        return _reason(s.text)
     return None
 
 
@@ -294,30 +302,49 @@ def _count_span(text: str, question: str) -> str | None:
     return best
 
 
+_KIN = re.compile(r"\b(?:my|his|her|their|our)\s+((?:\w+\s+)?(?:mother|mom|mum|father|dad|sister|brother|wife|"
+                  r"husband|partner|friend|boss|son|daughter|grandma|grandmother|grandpa|grandfather|aunt|uncle|"
+                  r"cousin|neighbou?r|teacher|mentor|coach|colleague|kids|children|family)s?)\b", re.I)
+
+
 def _names(s: Sentence, question: str) -> str | None:
+    """Capitalised names the question does not contain (a sentence-initial word only if capitalised elsewhere)."""
     asked = {t.lower() for t in tokens(question)}
     speaker = {t.lower() for t in tokens(s.speaker or "")}
+    kin = _KIN.search(s.text)
+    if kin and question.lower().lstrip().startswith("whose"):
+        return kin.group(0)
     names = []
     for m in _CAPITALISED.finditer(s.text):
         words = [w for w in tokens(m.group(1)) if w not in asked and w not in speaker and w not in STOPWORDS]
-        if not words or (m.start() == 0 and len(words) == 1 and m.group(1).lower() in STOPWORDS):
+        if not words:
             continue
-        if m.start() == 0 and m.group(1).lower() in STOPWORDS | {"hey", "hi", "wow", "thanks", "yeah", "yes"}:
-            continue
+        initial = m.start() == 0 or s.text[:m.start()].rstrip().endswith((".", "!", "?", ":", "—", "-"))
+        if initial and not re.search(rf"(?<![.!?]\s)(?<!^)\b{re.escape(m.group(1).split()[0])}\b", s.text[m.end():]):
+            if len(m.group(1).split()) == 1:
+                continue
         names.append(m.group(1))
     if names:
         return ", ".join(dict.fromkeys(names))
-    kin = re.search(r"\b(?:my|his|her|their|our)\s+((?:\w+\s+)?(?:mother|mom|mum|father|dad|sister|brother|"
-                    r"wife|husband|partner|friend|boss|son|daughter|grandma|grandmother|grandpa|grandfather|aunt|"
-                    r"uncle|cousin|neighbou?r|teacher|mentor|coach|colleague|kids|children|family))\b", s.text, re.I)
     return kin.group(0) if kin else None
 
 
-def _place(text: str, question: str) -> str | None:
+def _place(s: Sentence, question: str) -> str | None:
+    """A place after in/at/to/from; else a capitalised name the question does not hold."""
     asked = {t.lower() for t in tokens(question)}
     for pattern in (_PLACE, _PLACE_COMMON):
-        for m in pattern.finditer(text):
+        for m in pattern.finditer(s.text):
             words = [w for w in tokens(m.group(1)) if w not in STOPWORDS]
             if words and not all(w in asked for w in words):
                 return m.group(1)
-    return None
+    names = _names(s, question)
+    return names if names and not _KIN.fullmatch(names) else None
+
+
+_CAUSE = re.compile(r"(?:\b(?:because|since|as|so that|so|in order to)\b|'cause\b|\bto\b(?=\s+[a-z]+))\s+.+", re.I)
+
+
+def _reason(text: str) -> str | None:
+    """For why-questions: the sentence from its causal marker on ("'cause they help LGBTQ+ folks")."""
+    m = _CAUSE.search(text)
+    return m.group(0).strip(" .!?") if m else None

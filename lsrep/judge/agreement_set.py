@@ -66,9 +66,9 @@ class AgreementResult:
         return self.agreed / self.n if self.n else float("nan")
 
 
-def _versions(raw: Any, where: str) -> tuple[VersionView, ...]:
-    if not isinstance(raw, list):
-        raise InputError(f"{where}: expected a list of versions")
+def _versions(raw: Any, name: str, line: int) -> tuple[VersionView, ...]:
+    if not isinstance(raw, list) or not all(isinstance(v, dict) and "answer" in v for v in raw):
+        raise InputError(name, "expected a list of versions, each with an 'answer'", line)
     return tuple(VersionView(answer=v["answer"], aliases=tuple(v.get("aliases", ())),
                              valid_from=v.get("valid_from", "t0"), valid_until=v.get("valid_until"))
                  for v in raw)
@@ -85,19 +85,24 @@ def load_items(path: Path | str | None = None) -> list[AgreementItem]:
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
-        where = f"{name}, line {number}"
         try:
             row = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise InputError(f"{where}: not JSON ({exc.msg})") from exc
-        missing = _FIELDS - row.keys()
+            raise InputError(name, f"not JSON ({exc.msg})", number) from exc
+        missing = _FIELDS - row.keys() if isinstance(row, dict) else _FIELDS
         if missing:
-            raise InputError(f"{where}: missing keys {sorted(missing)}")
+            raise InputError(name, f"missing keys {sorted(missing)}", number)
         if row["label"] not in OUTCOMES:
-            raise InputError(f"{where}: label {row['label']!r} is not one of {list(OUTCOMES)}")
-        case = JudgeCase(question=row["question"], answer=row["answer"], kind=row["kind"],
-                         expect_abstain=bool(row["expect_abstain"]), in_force=_versions(row["in_force"], where),
-                         superseded=_versions(row["superseded"], where), later=_versions(row["later"], where))
+            raise InputError(name, f"label {row['label']!r} is not one of {list(OUTCOMES)}", number)
+        try:
+            case = JudgeCase(question=row["question"], answer=row["answer"], kind=row["kind"],
+                             expect_abstain=bool(row["expect_abstain"]),
+                             in_force=_versions(row["in_force"], name, number),
+                             superseded=_versions(row["superseded"], name, number),
+                             later=_versions(row["later"], name, number))
+        except ValueError as exc:  # pydantic's ValidationError is a ValueError
+            raise InputError(name, f"not a valid judge case ({exc.__class__.__name__}: {str(exc)[:200]})",
+                             number) from exc
         items.append(AgreementItem(row["id"], row["family"], case, row["label"]))
     return items
 

@@ -22,7 +22,8 @@ A reference counts as given when any of these holds, tried in order:
    appears in the answer within a window of (words + 3) tokens
    ("coding assignment" in "an assignment that involves coding");
 8. **coverage**: a free-text reference of three or more content words is given
-   when the answer holds at least `COVERAGE` of them (inflections folded:
+   when the answer holds at least `COVERAGE` of those the question does not already
+   hold (echoing the question earns nothing; inflections folded:
    "making them want to come back" in "creating an experience that'll make 'em
    want to come back"), provided every number of the reference is in the answer
    next to the same word ("two cats" is not "two dogs") and both or neither are
@@ -189,12 +190,17 @@ def numbers_agree(answer_tokens: tuple[str, ...], ref_tokens: tuple[str, ...]) -
     return True
 
 
-def covers(answer_tokens: tuple[str, ...], ref_tokens: tuple[str, ...]) -> bool:
-    """Rule 8: most content words of a long free-text reference, numbers and negation agreeing."""
-    needed = {fold(t) for t in ref_tokens if t not in STOPWORDS}
-    if len(needed) < 3:
+def covers(answer_tokens: tuple[str, ...], ref_tokens: tuple[str, ...], asked: frozenset[str] = frozenset()) -> bool:
+    """Rule 8: most of what a long free-text reference adds to the question, numbers and negation agreeing.
+
+    Words the question already holds are left out of the count (when the reference has others),
+    so echoing the question earns nothing and not echoing it costs nothing.
+    """
+    content = {t for t in ref_tokens if t not in STOPWORDS}
+    if len(content) < 3:
         return False
-    have = {fold(t) for t in answer_tokens}
+    needed = (content - asked) or content
+    have = set(answer_tokens)
     return len(needed & have) >= COVERAGE * len(needed)
 
 
@@ -339,7 +345,8 @@ def gives(answer: str, reference: str, question: str = "", _depth: int = 0) -> b
         return all(gives(answer, i, question, _depth + 1) for i in items)
     if not _negation_agrees(ans_tokens, ref_tokens) or not numbers_agree(ans_tokens, ref_tokens):
         return False
-    return words_within(ans_tokens, ref_tokens) or covers(ans_tokens, ref_tokens)
+    asked = frozenset(normal_tokens(question)) if question else frozenset()
+    return words_within(ans_tokens, ref_tokens) or covers(ans_tokens, ref_tokens, asked)
 
 
 # -- hedges -------------------------------------------------------------------------------------
