@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import argparse
 
-from lsrep.answer.ceiling import evidence_ceiling
 from lsrep.probes.locomo import build_locomo
+
+from lsrep.answer.ceiling import evidence_ceiling
 
 
 def main() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
+from lsrep.judge.deterministic import DETERMINISTIC_VERSION
 from lsrep.judge.verdict import OUTCOMES
 from lsrep.store import RunStore
 
@@ -47,7 +48,7 @@ def print_summary(store: RunStore, run_id: str) -> None:
     answerer = manifest["answerer"]
     label = " (offline, deterministic)" if answerer.get("offline") else ""
     print(f"run {run_id}  campaign {run['campaign']!r}  status {run['status']}")
-    print(f"answerer: {answerer['name']} v{answerer['version']}{label}; judge: deterministic v1 "
+    print(f"answerer: {answerer['name']} v{answerer['version']}{label}; judge: deterministic v{DETERMINISTIC_VERSION} "
           f"(exact/alias match, token-F1, outcome label); embedder: {manifest['embedder']}")
     header = (f"{'condition':<22}{'n':>5}{'acc':>7}{'correct':>9}{'stale':>7}{'future':>8}{'abstain':>9}"
               f"{'wrong':>7}{'error':>7}{'frags':>7}{'ctx tok':>9}{'prompt':>8}{'leaks':>7}")

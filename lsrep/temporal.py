@@ -193,7 +193,7 @@ def _absolute(kind: str, g: tuple[str, ...]) -> DaySpan | None:
     return None
 
 
-def _absolute_matches(text: str) -> list[tuple[int, int, DaySpan]]:
+def absolute_matches(text: str) -> list[tuple[int, int, DaySpan]]:
     """Non-overlapping absolute date expressions, most specific pattern first."""
     taken: list[tuple[int, int]] = []
     found: list[tuple[int, int, DaySpan]] = []
@@ -316,7 +316,7 @@ def _anchored(prefix: str, anchor: DaySpan) -> tuple[int, DaySpan] | None:
 def date_spans(text: str) -> list[DaySpan]:
     """Every date expression in `text` as the days it names, in order of appearance."""
     out: list[DaySpan] = []
-    for start, _end, span in _absolute_matches(text):
+    for start, _end, span in absolute_matches(text):
         rel = _anchored(text[max(0, start - 40):start], span)
         out.append(rel[1] if rel else span)
     return out
@@ -326,7 +326,7 @@ def whole_date(text: str) -> DaySpan | None:
     """The span a text names when the text is nothing but one date expression (a reference)."""
     core = re.sub(r"^\s*(on|in|at|around|about|during|by|sometime in)\s+", "", text.strip(), flags=re.I)
     core = core.strip(" .,;:!?\"'")
-    found = _absolute_matches(core)
+    found = absolute_matches(core)
     if len(found) != 1:
         return None
     start, end, span = found[0]

@@ -5,9 +5,10 @@ prompt (the question, the simulated now, the fragments' text), never the
 references. Its rules, in order (also `RULES`, which every manifest records):
 
 1. **Sentences.** Every fragment line is split into sentences. A line opening with
-   a timestamp (``[2023-05-08 13:56] Caroline (user): ...``, as adapters render
-   turns) dates its sentences and names the speaker; a line without one takes the
-   fragment's last date, else the simulated now.
+   a timestamp (``[2023-05-08 13:56] Caroline (user): ...`` as adapters render
+   turns, or ``[2026-03-02 Maya] ...``) dates its sentences and names the speaker; a
+   line without one takes the fragment's last date, else the simulated now. A typed
+   span missing from the best sentence is looked for in the rest of its line.
 2. **Best sentence.** Score = the IDF-weighted content words (plural, -ing/-ed and
    common irregular forms folded) the sentence shares with the question, the line's
    speaker counting as a word of the sentence; plus a small bonus when the sentence
@@ -41,7 +42,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 
 from lsrep.contract import Fragment
-from lsrep.temporal import RELATIVE, _absolute_matches, fmt_day, resolve_relative
+from lsrep.temporal import RELATIVE, absolute_matches, fmt_day, resolve_relative
 from lsrep.text import STOPWORDS, fold, tokens
 
 ABSTAIN_TEXT = "I don't know."
@@ -51,7 +52,7 @@ RULES = ("best IDF-weighted sentence (speaker counts); typed span: date (relativ
          "questions join up to 4 clauses; abstain below min_overlap shared words")
 
 _LINE_HEAD = re.compile(
-    r"^\s*\[(\d{4})-(\d{2})-(\d{2})(?:[ T]\d{2}:\d{2}(?::\d{2})?)?\]\s*"
+    r"^\s*\[(\d{4})-(\d{2})-(\d{2})(?:[ T]\d{2}:\d{2}(?::\d{2})?)?(?:\s+(?P<inside>[^\]]{1,60}))?\]\s*"
     r"(?:(?P<who>[^:\[\]()]{1,60}?)\s*(?:\((?:user|assistant|system)\))?\s*:\s+)?")
 _ANY_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)|\s+[—–]\s+|\s+-\s+")
@@ -132,7 +133,7 @@ def _sentences(fragments: Sequence[Fragment], now: date) -> list[Sentence]:
             body = raw
             if head:
                 last = date(int(head.group(1)), int(head.group(2)), int(head.group(3)))
-                speaker = (head.group("who") or "").strip() or None
+                speaker = (head.group("who") or head.group("inside") or "").strip() or None
                 body = raw[head.end():]
             elif last is None:
                 found = _ANY_DATE.search(fragment.text)
@@ -199,7 +200,7 @@ class ExtractiveAnswerer:
             scored = [(0.0, -sole.order, sole, bags[sole.order] & wanted)]
         scored.sort(key=lambda x: (x[0], x[1]), reverse=True)
         best_score, _, best, shared = scored[0]
-        span = _typed_span(kind, best, question)
+        span = _typed_span(kind, best, question) or _typed_span(kind, _whole_line(best), question)
         if span:
             return _speak(span, best.speaker) if kind in ("person", "place", "reason", "other") else span
         if kind == "date":
@@ -217,6 +218,10 @@ class ExtractiveAnswerer:
                     parts.append(clause)
             return "; ".join(parts)
         return _speak(_clause(best.text, shared - names), best.speaker)
+
+
+def _whole_line(s: Sentence) -> Sentence:
+    return Sentence(s.line, s.line, s.when, s.speaker, s.order)
 
 
 def _sole_line(sentences: list[Sentence], lines: dict[str, frozenset[str]], wanted: frozenset[str]) -> Sentence | None:
@@ -252,7 +257,7 @@ def _clause(text: str, shared: frozenset[str]) -> str:
 
 def _typed_span(kind: str, s: Sentence, question: str) -> str | None:
     if kind == "date":
-        return _date_span(s.text, s.when) or _date_span(s.line, s.when)
+        return _date_span(s.text, s.when)
     if kind == "ago":
         m = _AGO.search(s.text)
         return m.group(1) if m else None
@@ -271,7 +276,7 @@ def _typed_span(kind: str, s: Sentence, question: str) -> str | None:
 
 
 def _date_span(text: str, when: date) -> str | None:
-    found = _absolute_matches(text)
+    found = absolute_matches(text)
     if found:
         return text[found[0][0]:found[0][1]]
     for m in RELATIVE.finditer(text):

@@ -139,3 +139,15 @@ def test_free_text_gist_with_negation_and_people():
     assert not gives("The hike went well because it rained", "The hike did not go well because it rained")
     assert not gives("Not Sweden", "Sweden")
     assert not gives("The transgender stories were so inspiring", "Transgender woman")
+
+
+def test_free_text_needs_half_of_what_the_reference_adds():
+    question = "Why did Melanie use colors in her pottery?"
+    reference = "She wanted to catch the eye and make people smile."
+    assert gives("to catch people's eye and make them smile", reference, question)
+    assert not gives("She wanted people to look at it", reference, question)
+    # Echoing the question earns nothing; what the reference adds is what counts.
+    question = "What did Gina say about the grand opening of the store?"
+    reference = "The grand opening of the store will be a blast"
+    assert not gives("Gina talked about the grand opening of the store", reference, question)
+    assert gives("It'll be a blast", reference, question)
