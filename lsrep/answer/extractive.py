@@ -47,9 +47,10 @@ from lsrep.text import STOPWORDS, fold, tokens
 
 ABSTAIN_TEXT = "I don't know."
 
-RULES = ("best IDF-weighted sentence (speaker counts); typed span: date (relative resolved against the "
-         "turn date) / ago / count / duration / person / place, else shortest matching clause; plural "
-         "questions join up to 4 clauses; abstain below min_overlap shared words")
+RULES = ("best IDF-weighted sentence (speaker counts, -ing/-ed/plural folded); typed span from it or its line: "
+         "date (relative expressions resolved against the turn date) / ago / count / duration / person / place / "
+         "reason / yes-no, else the shortest clause holding the shared words; plural questions join up to 4 "
+         "clauses; first person put in the speaker's name; abstain below min_overlap shared words")
 
 _LINE_HEAD = re.compile(
     r"^\s*\[(\d{4})-(\d{2})-(\d{2})(?:[ T]\d{2}:\d{2}(?::\d{2})?)?(?:\s+(?P<inside>[^\]]{1,60}))?\]\s*"
