@@ -26,8 +26,10 @@ references. Its rules, in order (also `RULES`, which every manifest records):
    marker on ("because", "'cause", "so", "to ..."). Yes/no questions: "Yes" or "No"
    (a negation in the sentence) and the clause. Otherwise, or when the typed span is
    missing: the shortest clause of the sentence that holds its shared words, with the
-   next clause when it only repeats the question. First-person words of a span are
-   put in the speaker's name ("my daughter" said by Melanie: "Melanie's daughter").
+   next clause when it only repeats the question, and the next sentence of the line
+   when the clause (over four words) adds fewer than three words of its own ("I got
+   some great news to share!"). First-person words of a span are put in the
+   speaker's name ("my daughter" said by Melanie: "Melanie's daughter").
 4. **Several items.** A question asking for a plural ("What books...", "What
    activities...") answers with the clauses of every sentence scoring at least
    half the best (at most four, joined by "; ").
@@ -63,6 +65,9 @@ _HYPHENATED = re.compile(r"\b[A-Za-z]+(?:-[A-Za-z]+)+\b")
 _YES_NO = re.compile(r"^\W*(?:is|are|was|were|do|does|did|would|will|can|could|has|have|had|should|shall|may|"
                      r"might|must)\b", re.I)
 _NEGATED = re.compile(r"\b(?:not|never|no|n't|nothing|none|neither|nor)\b|n't\b", re.I)
+_FILLER = frozenset(
+    "yeah yes yep wow hey hi oh ok okay haha lol thanks thank cool great awesome amazing really totally "
+    "definitely absolutely sure something thing stuff lot kind".split())
 _QUESTION_WORDS = frozenset(
     "what when where who whom whose which why how many much long often kind type sort ever "
     "likely would could might".split())
@@ -209,6 +214,7 @@ class ExtractiveAnswerer:
         if _YES_NO.match(question):
             clause = _speak(_clause(best.text, shared - names), best.speaker)
             return f"{'No' if _NEGATED.search(best.text) else 'Yes'}, {clause}"
+        following = {s.order - 1: s for s in sentences if s.order and sentences[s.order - 1].line == s.line}
         if kind == "other" and _PLURAL_HEADS.search(question):
             parts: list[str] = []
             for score, _, s, sh in scored[:8]:
@@ -218,7 +224,11 @@ class ExtractiveAnswerer:
                 if clause.lower() not in (p.lower() for p in parts):
                     parts.append(clause)
             return "; ".join(parts)
-        return _speak(_clause(best.text, shared - names), best.speaker)
+        clause = _clause(best.text, shared - names)
+        if len(keys(clause) - wanted - names - _FILLER) < 3 and len(clause.split()) > 4 and best.order in following:
+            # The sentence only sets the question up ("I got some great news!"): the next one answers.
+            clause = f"{clause}. {_clause(following[best.order].text, frozenset())}"
+        return _speak(clause, best.speaker)
 
 
 def _whole_line(s: Sentence) -> Sentence:
