@@ -196,7 +196,7 @@ class ExtractiveAnswerer:
             if len(in_line) < need or not shared - names:
                 continue
             novel = len(bag - wanted - names)
-            score = (sum(weight[t] for t in shared) + 0.3 * sum(weight[t] for t in in_line - shared)
+            score = (sum(weight[t] for t in sorted(shared)) + 0.3 * sum(weight[t] for t in sorted(in_line - shared))
                      + 0.1 * min(novel, 5) + (0.5 if _typed_span(kind, s, question) else 0.0))
             scored.append((score, -s.order, s, shared))
         if not scored:
@@ -215,20 +215,24 @@ class ExtractiveAnswerer:
             clause = _speak(_clause(best.text, shared - names), best.speaker)
             return f"{'No' if _NEGATED.search(best.text) else 'Yes'}, {clause}"
         following = {s.order - 1: s for s in sentences if s.order and sentences[s.order - 1].line == s.line}
+
+        def answer_clause(s: Sentence, sh: frozenset[str]) -> str:
+            clause = _clause(s.text, sh - names)
+            if len(keys(clause) - wanted - names - _FILLER) < 3 and len(clause.split()) > 4 and s.order in following:
+                # The sentence only sets the question up ("I got some great news!"): the next one answers.
+                clause = f"{clause}. {_clause(following[s.order].text, frozenset())}"
+            return _speak(clause, s.speaker)
+
         if kind == "other" and _PLURAL_HEADS.search(question):
             parts: list[str] = []
             for score, _, s, sh in scored[:8]:
                 if score < best_score / 2 or len(parts) == 4:
                     break
-                clause = _speak(_clause(s.text, sh - names), s.speaker)
+                clause = answer_clause(s, sh)
                 if clause.lower() not in (p.lower() for p in parts):
                     parts.append(clause)
             return "; ".join(parts)
-        clause = _clause(best.text, shared - names)
-        if len(keys(clause) - wanted - names - _FILLER) < 3 and len(clause.split()) > 4 and best.order in following:
-            # The sentence only sets the question up ("I got some great news!"): the next one answers.
-            clause = f"{clause}. {_clause(following[best.order].text, frozenset())}"
-        return _speak(clause, best.speaker)
+        return answer_clause(best, shared)
 
 
 def _whole_line(s: Sentence) -> Sentence:

@@ -89,3 +89,27 @@ def test_deterministic():
     ctx = [line("2023-05-08 13:56", "Caroline", "I went to a support group yesterday. It was great.")]
     answers = {ask("When did Caroline go to the support group?", *ctx) for _ in range(3)}
     assert answers == {"7 May 2023"}
+
+
+def test_a_set_up_sentence_is_followed_by_the_next_one():
+    ctx = [line("2023-06-16 10:00", "Maria", "Guess what, Maria got some great news to share today! I joined a gym.")]
+    assert ask("What exciting news did Maria share?", *ctx).endswith("Maria joined a gym")
+
+
+def test_line_heads_with_the_speaker_inside_the_brackets():
+    ctx = [Fragment(text="[2026-03-20 Maya] Also, my sister Ines is getting married. The wedding is on June 14 in Sintra."),
+           Fragment(text="[2026-03-02 Maya] I live in Lisbon, in a small flat near the river.")]
+    assert ask("On what date is Ines's wedding?", *ctx) == "June 14"
+    assert ask("Which city does Maya live in?", *ctx) == "Lisbon"
+
+
+def test_why_questions_answer_the_reason():
+    ctx = [line("2023-05-25 13:21", "Caroline", "I chose them 'cause they help LGBTQ+ folks with adoption.")]
+    assert ask("Why did Caroline choose the adoption agency?", *ctx) == "'cause they help LGBTQ+ folks with adoption"
+
+
+def test_yes_no_questions_answer_with_a_polarity():
+    ctx = [line("2023-07-03 10:00", "Melanie", "I made this black and white bowl in my pottery class.")]
+    assert ask("Did Melanie make the black and white bowl?", *ctx).startswith("Yes, ")
+    ctx = [line("2023-07-03 10:00", "Melanie", "I did not make the black and white bowl, my son did.")]
+    assert ask("Did Melanie make the black and white bowl?", *ctx).startswith("No, ")
