@@ -341,12 +341,12 @@ def whole_date(text: str) -> DaySpan | None:
 
 # -- resolving what a speaker said relative to when they said it ----------------------------------
 _RELATIVE = re.compile(
-    r"\b(?:(the day before yesterday)|(yesterday)|(last night)|(today|tonight|this morning|this afternoon|"
+    r"\b(?:(the day before yesterday|the other day)|(yesterday)|(last night)|(today|tonight|this morning|this afternoon|"
     r"this evening|earlier today)|(tomorrow)|"
     rf"{_COUNT}\s+{_UNIT}\s+ago|"
     r"(?:(last|this past|past|this|next|the other|on)\s+(week|weekend|month|year|summer|winter|spring|fall|autumn|"
     rf"{_WD[1:-1]})\.?(?![a-z]))|"
-    rf"(the other day|recently|a while ago|lately)|"
+    rf"(recently|a while ago|lately)|"
     rf"{_COUNT}\s+{_UNIT}\s+(later|from now)|in\s+{_COUNT}\s+{_UNIT})\b",
     re.I,
 )
@@ -361,6 +361,8 @@ def resolve_relative(phrase_match: re.Match[str], anchor: date) -> str | None:
     g = phrase_match.groups()
     when = fmt_day(anchor)
     if g[0]:
+        if g[0].lower() == "the other day":
+            return f"a few days before {when}"
         return fmt_day(anchor - timedelta(days=2))
     if g[1] or g[2]:
         return fmt_day(anchor - timedelta(days=1))
@@ -435,3 +437,40 @@ def resolve_relative(phrase_match: re.Match[str], anchor: date) -> str | None:
 
 RELATIVE = _RELATIVE
 """Relative time expressions ("yesterday", "two weeks ago", "last Fri", "next month", ...)."""
+
+
+_SINCE_FOR = re.compile(
+    r"\b(?:have|has|'ve|had)\s+(?:been\s+\w+ing|had\s+\w+|had|been|known)\b[^.!?]*?\bfor\s+(?:about\s+|around\s+|"
+    r"almost\s+|nearly\s+|just under\s+|over\s+)?(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|"
+    r"eleven|twelve)\s+(year|month)s?\b"
+    r"|\b(?:started|began)\b[^.!?]*?\b(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
+    r"\s+(year|month)s?\s+ago\b", re.I)
+_DAY_OF_MONTH = re.compile(r"\bon the (\d{1,2})(?:st|nd|rd|th)\b", re.I)
+
+
+def resolve_since(text: str, anchor: date) -> str | None:
+    """When something began, from "I've had them for 3 years" (said on `anchor`): "2020"; months: "August 2023"."""
+    m = _SINCE_FOR.search(text)
+    if not m:
+        return None
+    count, unit = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+    n = _count(count)
+    if not n:
+        return None
+    if unit.lower() == "year":
+        return str(anchor.year - n)
+    y, mo = _add_months(anchor.year, anchor.month, -n)
+    return fmt_month(y, mo)
+
+
+def resolve_day_of_month(text: str, anchor: date) -> str | None:
+    """ "on the 15th" said on 17 August 2023: "15 August 2023" (the latest such day not after `anchor`)."""
+    m = _DAY_OF_MONTH.search(text)
+    if not m:
+        return None
+    day = int(m.group(1))
+    y, mo = anchor.year, anchor.month
+    if day > anchor.day:
+        y, mo = _add_months(y, mo, -1)
+    d = _safe(y, mo, day)
+    return fmt_day(d) if d else None

@@ -18,7 +18,8 @@ references. Its rules, in order (also `RULES`, which every manifest records):
 3. **Typed span.** when / what date / which year: a date in the sentence, relative
    expressions resolved against the sentence's date ("yesterday" said on 8 May 2023
    is "7 May 2023", "last week" is "the week before 9 June 2023", "next month" is
-   "June 2023"); none in the sentence or its line: the sentence's own date.
+   "June 2023", "on the 15th" is that day of the month, "I've had them for 3 years"
+   is 3 years before); none in the sentence or its line: the sentence's own date.
    How long ago: the "N years ago" phrase. How many / how much: the number (words
    or digits) with the word after it. How long: the duration phrase. Who: the
    capitalised names the question does not already contain. Where: the place after
@@ -44,7 +45,14 @@ from dataclasses import dataclass
 from datetime import date, datetime
 
 from lsrep.contract import Fragment
-from lsrep.temporal import RELATIVE, absolute_matches, fmt_day, resolve_relative
+from lsrep.temporal import (
+    RELATIVE,
+    absolute_matches,
+    fmt_day,
+    resolve_day_of_month,
+    resolve_relative,
+    resolve_since,
+)
 from lsrep.text import STOPWORDS, fold, tokens
 
 ABSTAIN_TEXT = "I don't know."
@@ -298,7 +306,7 @@ def _date_span(text: str, when: date) -> str | None:
         resolved = resolve_relative(m, when)
         if resolved:
             return resolved
-    return None
+    return resolve_day_of_month(text, when) or resolve_since(text, when)
 
 
 def date_answer(s: Sentence) -> str:

@@ -113,3 +113,15 @@ def test_yes_no_questions_answer_with_a_polarity():
     assert ask("Did Melanie make the black and white bowl?", *ctx).startswith("Yes, ")
     ctx = [line("2023-07-03 10:00", "Melanie", "I did not make the black and white bowl, my son did.")]
     assert ask("Did Melanie make the black and white bowl?", *ctx).startswith("No, ")
+
+
+@pytest.mark.parametrize(("said", "expected"), [
+    ("I adopted the dog the other day.", "a few days before 22 November 2023"),
+    ("I adopted the dog on the 15th, what a day.", "15 November 2023"),
+    ("I adopted the dog on the 25th, what a day.", "25 October 2023"),
+    ("I've had the dog for 3 years now.", "2020"),
+    ("I've had the dog for about four months now.", "July 2023"),
+])
+def test_when_questions_infer_days_of_month_and_starts(said, expected):
+    ctx = [line("2023-11-22 10:00", "Andrew", said)]
+    assert ask("When did Andrew adopt the dog?", *ctx) == expected
