@@ -21,7 +21,7 @@ references. Its rules, in order (also `RULES`, which every manifest records):
    "June 2023", "on the 15th" is that day of the month, "I've had them for 3 years"
    is 3 years before); none in the sentence or its line: the sentence's own date.
    How long ago: the "N years ago" phrase. How many / how much: the number (words
-   or digits) with the word after it. How long: the duration phrase. Who: the
+   or digits) with the word after it; how often: the frequency ("twice a week"). How long: the duration phrase. Who: the
    capitalised names the question does not already contain. Where: the place after
    in/at/to/from (else a capitalised name). Why: the sentence from its causal
    marker on ("because", "'cause", "so", "to ..."). Yes/no questions: "Yes" or "No"
@@ -314,7 +314,17 @@ def date_answer(s: Sentence) -> str:
     return _date_span(s.text, s.when) or fmt_day(s.when)
 
 
+_FREQUENCY = re.compile(
+    r"\b(?:(?:once|twice|thrice|\w+ times|a few times|several times|multiple times|many times)\s+(?:a|per|each|every)\s+"
+    r"(?:day|week|month|year|weekend)|every\s+(?:other\s+)?(?:day|week|month|year|weekend|morning|night|evening|"
+    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)|(?:daily|weekly|monthly|yearly|annually))\b", re.I)
+
+
 def _count_span(text: str, question: str) -> str | None:
+    if re.search(r"\bhow often\b", question, re.I):
+        m = _FREQUENCY.search(text)
+        if m:
+            return m.group(0)
     m = re.search(r"\bhow (?:many|much)\s+(\w+)", question, re.I)
     noun = fold(m.group(1).lower()) if m else None
     best = None

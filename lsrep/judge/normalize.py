@@ -15,7 +15,8 @@ A reference counts as given when any of these holds, tried in order:
    ("3 hours 59 minutes" = "3:59" = "239 minutes");
 4. **alternatives**: the reference is "X or Y" and the answer gives one of them;
 5. **list**: the reference is a list ("a, b and c") and the answer gives every item,
-   in any order;
+   in any order (a list of short items is given in no other way; prose that merely
+   holds commas may still be given by rule 8);
 6. **yes/no**: the reference starts with yes/no (or "likely no") and the answer
    starts with the same polarity;
 7. **words**: every content word of a reference of two or more content words
@@ -342,7 +343,10 @@ def gives(answer: str, reference: str, question: str = "", _depth: int = 0) -> b
         return any(gives(answer, a, question, _depth + 1) for a in alts)
     items = list_items(reference)
     if items:
-        return all(gives(answer, i, question, _depth + 1) for i in items)
+        if all(gives(answer, i, question, _depth + 1) for i in items):
+            return True
+        if all(len(normal_tokens(i)) <= 3 for i in items):
+            return False  # a list of short items needs every one; prose with commas falls through
     if not _negation_agrees(ans_tokens, ref_tokens) or not numbers_agree(ans_tokens, ref_tokens):
         return False
     asked = frozenset(normal_tokens(question)) if question else frozenset()

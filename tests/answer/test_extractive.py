@@ -125,3 +125,8 @@ def test_yes_no_questions_answer_with_a_polarity():
 def test_when_questions_infer_days_of_month_and_starts(said, expected):
     ctx = [line("2023-11-22 10:00", "Andrew", said)]
     assert ask("When did Andrew adopt the dog?", *ctx) == expected
+
+
+def test_how_often_answers_the_frequency():
+    ctx = [line("2023-05-01 10:00", "Audrey", "We go to the park for practice twice a week, the pups love it.")]
+    assert ask("How often does Audrey take her pups to the park for practice?", *ctx) == "twice a week"

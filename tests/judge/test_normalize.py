@@ -151,3 +151,10 @@ def test_free_text_needs_half_of_what_the_reference_adds():
     reference = "The grand opening of the store will be a blast"
     assert not gives("Gina talked about the grand opening of the store", reference, question)
     assert gives("It'll be a blast", reference, question)
+
+
+def test_prose_with_commas_is_not_a_strict_list():
+    reference = "about animals, plants, and ecosystems and how they work together"
+    question = "What did Andrew learn from reading books about ecological systems?"
+    assert gives("He learned a lot about animals, plants, and ecosystems", reference, question)
+    assert not gives("He learned about animals", reference, question)
