@@ -12,9 +12,12 @@ references. Its rules, in order (also `RULES`, which every manifest records):
 2. **Best sentence.** Score = the IDF-weighted content words (plural, -ing/-ed and
    common irregular forms folded) the sentence shares with the question, the line's
    speaker counting as a word of the sentence; plus a small bonus when the sentence
-   holds the kind of span asked for. Ties go to the earliest. Fewer shared words
-   than ``min(min_overlap, question content words)`` anywhere: abstain
-   ("I don't know.").
+   holds the kind of span asked for. Ties go to the earliest. A sentence answers only
+   if its line shares ``min(min_overlap, question content words)`` words (the
+   speaker's name counting as one, as before) and it shares a word other than a
+   speaker's name itself. None does: abstain ("I don't know."), unless exactly one
+   line shares any word with the question (unambiguous evidence): then the fullest
+   sentence of that line answers.
 3. **Typed span.** when / what date / which year: a date in the sentence, relative
    expressions resolved against the sentence's date ("yesterday" said on 8 May 2023
    is "7 May 2023", "last week" is "the week before 9 June 2023", "next month" is
