@@ -30,10 +30,12 @@ references. Its rules, in order (also `RULES`, which every manifest records):
    marker on ("because", "'cause", "so", "to ..."). Yes/no questions: "Yes" or "No"
    (a negation in the sentence) and the clause. Otherwise, or when the typed span is
    missing: the shortest clause of the sentence that holds its shared words, with the
-   next clause when it only repeats the question, and the next sentence of the line
-   when the clause (over four words) adds fewer than three words of its own ("I got
-   some great news to share!"). First-person words of a span are put in the
-   speaker's name ("my daughter" said by Melanie: "Melanie's daughter").
+   next clause when it only repeats the question; a clause of over four words is
+   followed by the next sentence of its line when it adds fewer than three words of
+   its own ("I got some great news to share!") or the next sentence goes on about
+   the same thing (opens with it/she/he/they/this/that/these/those/we/our).
+   First-person words of a span are put in the speaker's name ("my daughter" said
+   by Melanie: "Melanie's daughter").
 4. **Several items.** A question asking for a plural ("What books...", "What
    activities...") answers with the clauses of every sentence scoring at least
    half the best (at most four, joined by "; ").
@@ -76,6 +78,7 @@ _HYPHENATED = re.compile(r"\b[A-Za-z]+(?:-[A-Za-z]+)+\b")
 _YES_NO = re.compile(r"^\W*(?:is|are|was|were|do|does|did|would|will|can|could|has|have|had|should|shall|may|"
                      r"might|must)\b", re.I)
 _NEGATED = re.compile(r"\b(?:not|never|no|n't|nothing|none|neither|nor)\b|n't\b", re.I)
+_CONTINUES = re.compile(r"^\W*(?:it|she|he|they|this|that|these|those|we|our)\b", re.I)
 _FILLER = frozenset(
     "yeah yes yep wow hey hi oh ok okay haha lol thanks thank cool great awesome amazing really totally "
     "definitely absolutely sure something thing stuff lot kind".split())
@@ -229,9 +232,12 @@ class ExtractiveAnswerer:
 
         def answer_clause(s: Sentence, sh: frozenset[str]) -> str:
             clause = _clause(s.text, sh - names)
-            if len(keys(clause) - wanted - names - _FILLER) < 3 and len(clause.split()) > 4 and s.order in following:
-                # The sentence only sets the question up ("I got some great news!"): the next one answers.
-                clause = f"{clause}. {_clause(following[s.order].text, frozenset())}"
+            nxt = following.get(s.order)
+            thin = len(keys(clause) - wanted - names - _FILLER) < 3
+            if nxt is not None and len(clause.split()) > 4 and (thin or _CONTINUES.match(nxt.text)):
+                # The sentence only sets the question up ("I got some great news!"), or the next one
+                # goes on about the same thing ("She gave it to me ... it stands for love"): add it.
+                clause = f"{clause}. {_clause(nxt.text, frozenset())}"
             return _speak(clause, s.speaker)
 
         if kind == "other" and _PLURAL_HEADS.search(question):

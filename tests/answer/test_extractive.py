@@ -130,3 +130,10 @@ def test_when_questions_infer_days_of_month_and_starts(said, expected):
 def test_how_often_answers_the_frequency():
     ctx = [line("2023-05-01 10:00", "Audrey", "We go to the park for practice twice a week, the pups love it.")]
     assert ask("How often does Audrey take her pups to the park for practice?", *ctx) == "twice a week"
+
+
+def test_a_sentence_going_on_about_the_same_thing_is_added():
+    ctx = [line("2023-06-27 10:00", "Caroline",
+                "This necklace is super special to me, a gift from my grandma. It stands for love, faith and strength.")]
+    answer = ask("What does Caroline's necklace mean to her?", *ctx)
+    assert answer.endswith("It stands for love, faith and strength")
