@@ -56,14 +56,15 @@ class AgreementResult:
     """How often a judge's outcome label equals the human label over the set."""
 
     n: int
+    """Items judged."""
     agreed: int
+    """Items where the judge's outcome label equals the human one."""
+    rate: float
+    """agreed / n (NaN for an empty set)."""
     disagreements: list[Disagreement] = field(default_factory=list)
+    """Every item where the labels differ, in set order."""
     per_family: dict[str, tuple[int, int]] = field(default_factory=dict)
     """family -> (n, agreed)."""
-
-    @property
-    def rate(self) -> float:
-        return self.agreed / self.n if self.n else float("nan")
 
 
 def _versions(raw: Any, name: str, line: int) -> tuple[VersionView, ...]:
@@ -128,5 +129,6 @@ def measure(judge: Callable[[JudgeCase], Verdict] | None = None, path: Path | st
             refs = tuple(v.answer for v in (*item.case.in_force, *item.case.superseded, *item.case.later))
             disagreements.append(Disagreement(item.item_id, item.family, item.case.question, refs,
                                               item.case.answer, item.label, outcome))
-    return AgreementResult(n=len(items), agreed=agreed, disagreements=disagreements,
+    rate = agreed / len(items) if items else float("nan")
+    return AgreementResult(n=len(items), agreed=agreed, rate=rate, disagreements=disagreements,
                            per_family={f: (n, k) for f, (n, k) in sorted(families.items())})
