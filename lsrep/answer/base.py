@@ -6,6 +6,7 @@ context-window handling are measured identically whoever answers.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -124,16 +125,17 @@ class OfflineAnswerer(Answerer):
         super().__init__(spec)
         self._impl = ExtractiveAnswerer(min_overlap=spec.min_overlap)
         self.name, self.version = self._impl.name, self._impl.version
-        self._now: datetime | None = None
+        self._local = threading.local()  # the probe's simulated now, per answering thread
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "rules": self._impl.rules}
 
     def answer(self, question: str, now: datetime, fragments: Sequence[Fragment],
                turn_index: Mapping[str, int] | None = None) -> AnswerOutcome:
-        self._now = now
+        self._local.now = now
         return super().answer(question, now, fragments, turn_index)
 
     def _complete(self, question, messages, fragments) -> AnswerOutcome:
-        return AnswerOutcome(text=self._impl.answer(question, fragments, self._now), prompt_tokens=0,
+        return AnswerOutcome(text=self._impl.answer(question, fragments, getattr(self._local, "now", None)),
+                             prompt_tokens=0,
                              within_limit=True, fragments_used=fragments)
