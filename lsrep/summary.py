@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 
 from lsrep.headline import HEADLINE_METRIC, condition_scores
+from lsrep.judge.deterministic import DETERMINISTIC_VERSION
 from lsrep.judge.verdict import OUTCOMES
 from lsrep.store import RunStore
 
@@ -71,7 +72,7 @@ def print_summary(store: RunStore, run_id: str) -> None:
     answerer = manifest["answerer"]
     label = " (offline, deterministic)" if answerer.get("offline") else ""
     print(f"run {run_id}  campaign {run['campaign']!r}  status {run['status']}")
-    print(f"answerer: {answerer['name']} v{answerer['version']}{label}; judge: deterministic v1 "
+    print(f"answerer: {answerer['name']} v{answerer['version']}{label}; judge: deterministic v{DETERMINISTIC_VERSION} "
           f"(exact/alias match, token-F1, outcome label); embedder: {manifest['embedder']}")
     header = (f"{'condition':<22}{'rank':>5}{'headline':>9}{'95% CI':>11}{'ans n':>7}{'ans acc':>8}{'95% CI':>11}"
               f"{'abst n':>7}{'abst acc':>9}{'stale':>7}{'future':>7}{'abstain':>8}{'wrong':>7}{'error':>6}"

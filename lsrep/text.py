@@ -39,6 +39,52 @@ def _content_tokens_cached(text: str) -> frozenset[str]:
     return frozenset(t for t in tokens(text) if t not in STOPWORDS)
 
 
+def stem(token: str) -> str:
+    """Fold plural and possessive endings of a lowercase token (`agencies` → `agency`, `books` → `book`)."""
+    if token.isdigit() or len(token) <= 3:
+        return token
+    if token.endswith("ies") and len(token) > 4:
+        return token[:-3] + "y"
+    if token.endswith(("ches", "shes", "sses", "xes", "zes")):
+        return token[:-2]
+    if token.endswith("s") and not token.endswith(("ss", "us", "is")):
+        return token[:-1]
+    return token
+
+
+IRREGULAR: dict[str, str] = {
+    "went": "go", "gone": "go", "goes": "go", "going": "go", "made": "make", "making": "make",
+    "took": "take", "taken": "take", "taking": "take", "saw": "see", "seen": "see", "got": "get",
+    "gotten": "get", "bought": "buy", "ran": "run", "running": "run", "began": "begin", "begun": "begin",
+    "did": "do", "done": "do", "does": "do", "had": "have", "has": "have", "having": "have",
+    "met": "meet", "read": "read", "wrote": "write", "written": "write", "gave": "give", "given": "give",
+    "found": "find", "felt": "feel", "left": "leave", "kept": "keep", "thought": "think", "told": "tell",
+    "said": "say", "came": "come", "won": "win", "lost": "lose", "built": "build", "sent": "send",
+    "spent": "spend", "taught": "teach", "brought": "bring", "caught": "catch", "drew": "draw",
+    "drawn": "draw", "flew": "fly", "grew": "grow", "knew": "know", "swam": "swim", "sang": "sing",
+    "sold": "sell", "paid": "pay", "held": "hold", "joined": "join", "moved": "move", "painted": "paint",
+    "adopted": "adopt", "started": "start", "visited": "visit", "finished": "finish", "learned": "learn",
+    "learnt": "learn", "mom": "mother", "mum": "mother", "dad": "father", "kids": "child",
+    "kid": "child", "children": "child",
+}
+"""Irregular and common inflected forms mapped to a base form (plus a few family words)."""
+
+
+def fold(token: str) -> str:
+    """A lowercase token's matching form: irregular forms mapped, plural and -ing/-ed endings folded."""
+    t = IRREGULAR.get(token, token)
+    if len(t) > 5 and t.endswith("ing"):
+        t = t[:-3]
+    elif len(t) > 4 and t.endswith("ied"):
+        t = t[:-3] + "y"
+    elif len(t) > 4 and t.endswith("ed"):
+        t = t[:-2]
+    if t != token and len(t) > 2 and t[-1] == t[-2] and t[-1] not in "lsz":
+        t = t[:-1]  # running, stopped
+    t = stem(t)
+    return t.rstrip("e") if len(t) > 3 else t
+
+
 def estimate_tokens(text: str) -> int:
     """The harness's one token estimator for prompts: characters / 4, rounded up."""
     return (len(text) + 3) // 4

@@ -6,18 +6,15 @@ context-window handling are measured identically whoever answers.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from lsrep.answer.prompt import (
-    ANSWER_TEMPLATE_DIGEST,
-    ExtractiveAnswerer,
-    build_messages,
-    prompt_tokens,
-)
+from lsrep.answer.extractive import ExtractiveAnswerer
+from lsrep.answer.prompt import ANSWER_TEMPLATE_DIGEST, build_messages, prompt_tokens
 from lsrep.contract import Fragment
 from lsrep.protocol.campaign import AnswererSpec
 from lsrep.text import estimate_tokens
@@ -119,13 +116,26 @@ class Answerer:
 
 
 class OfflineAnswerer(Answerer):
-    """The deterministic extractive answerer (labelled `extractive-offline`)."""
+    """The deterministic span answerer (`lsrep.answer.extractive`, labelled `extractive-offline`).
+
+    It reads what the prompt holds: the question, the simulated now and the fragments kept.
+    """
 
     def __init__(self, spec: AnswererSpec) -> None:
         super().__init__(spec)
         self._impl = ExtractiveAnswerer(min_overlap=spec.min_overlap)
         self.name, self.version = self._impl.name, self._impl.version
+        self._local = threading.local()  # the probe's simulated now, per answering thread
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "rules": self._impl.rules}
+
+    def answer(self, question: str, now: datetime, fragments: Sequence[Fragment],
+               turn_index: Mapping[str, int] | None = None) -> AnswerOutcome:
+        self._local.now = now
+        return super().answer(question, now, fragments, turn_index)
 
     def _complete(self, question, messages, fragments) -> AnswerOutcome:
-        return AnswerOutcome(text=self._impl.answer(question, fragments), prompt_tokens=0, within_limit=True,
-                             fragments_used=fragments)
+        return AnswerOutcome(text=self._impl.answer(question, fragments, getattr(self._local, "now", None)),
+                             prompt_tokens=0,
+                             within_limit=True, fragments_used=fragments)

@@ -1,26 +1,37 @@
-"""The deterministic judge: exact/alias match, token-F1 and the outcome label (protocol section 4).
+"""The deterministic judge: the outcome label (protocol section 4), exact match and token-F1.
 
-Matching is lenient in one documented way: a reference counts as given when its
-normalised text appears as a whole-token span inside the normalised answer,
-because extractive and short model answers embed it in a sentence.
+Whether an answer gives a reference version is decided by
+:func:`lsrep.judge.normalize.gives` (whole-token span after normalisation, dates
+as days, durations, "X or Y", lists in any order, yes/no, content words in a short
+window); abstention by :func:`lsrep.judge.normalize.is_abstention`.
+
+Labels, in order:
+
+- an answer giving a version that only becomes true later is `future`, even when it
+  also gives the current one (knowing the later value is the leak suspicion);
+- an answer giving the current version and a superseded one is a **hedge** and
+  `wrong`, unless it marks the old value as past without wavering ("moved from
+  Paris to Berlin", "used to be Paris, now Berlin"): then it is `correct`
+  (:func:`lsrep.judge.normalize.is_hedge`). A superseded value that the current
+  reference itself contains ("engineer" inside "senior engineer", "June 2023"
+  around "7 June 2023") does not count as given;
+- the current version alone: `correct`; a superseded one alone: `stale`;
+- an abstention phrase: `abstained` (credited where abstention was expected);
+- anything else: `wrong`.
 """
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 
+from lsrep.judge.normalize import ABSTAIN_PATTERNS, gives, is_abstention, is_hedge
 from lsrep.judge.verdict import JudgeCase, Verdict, VersionView
 
-ABSTAIN_PATTERNS = re.compile(
-    r"(^$|i don.?t know|not (known|mentioned|stated|specified|provided|available|in the)|"
-    r"no (information|mention|record|memory)|cannot (answer|determine|tell)|can.?t (answer|determine|tell)|"
-    r"unknown|unanswerable|not enough information)",
-    re.IGNORECASE,
-)
+__all__ = ["ABSTAIN_PATTERNS", "DETERMINISTIC_JUDGE", "DETERMINISTIC_VERSION", "is_abstention",
+           "judge_deterministic", "mentions"]
 
 DETERMINISTIC_JUDGE = "deterministic"
-DETERMINISTIC_VERSION = "1"
+DETERMINISTIC_VERSION = "2"
 
 
 def normalise(text: str) -> str:
@@ -29,18 +40,23 @@ def normalise(text: str) -> str:
     return normalise_answer(text)
 
 
-def is_abstention(answer: str) -> bool:
-    return bool(ABSTAIN_PATTERNS.search(answer.strip()))
+def _candidates(version: VersionView) -> tuple[str, ...]:
+    return (version.answer, *version.aliases)
 
 
-def mentions(answer: str, version: VersionView) -> bool:
-    """The answer gives this version (exact or alias, as a whole-token span)."""
-    norm = f" {normalise(answer)} "
-    for cand in (version.answer, *version.aliases):
-        ref = normalise(cand)
-        if ref and f" {ref} " in norm:
-            return True
-    return False
+def mentions(answer: str, version: VersionView, question: str = "") -> bool:
+    """The answer gives this version (its answer or an alias); the question resolves "her X"."""
+    return any(gives(answer, c, question) for c in _candidates(version))
+
+
+def _implied(version: VersionView, by: tuple[VersionView, ...]) -> bool:
+    """Giving one of `by` already gives `version` (its text is inside theirs)."""
+    return any(gives(c, o) for v in by for c in _candidates(v) for o in _candidates(version))
+
+
+def _gives_other(answer: str, others: tuple[VersionView, ...], current: tuple[VersionView, ...],
+                 gives_current: bool, question: str) -> bool:
+    return any(mentions(answer, v, question) and not (gives_current and _implied(v, current)) for v in others)
 
 
 def exact_match(answer: str, versions: tuple[VersionView, ...]) -> bool:
@@ -66,21 +82,25 @@ def best_f1(answer: str, versions: tuple[VersionView, ...]) -> float:
 
 
 def judge_deterministic(case: JudgeCase) -> Verdict:
-    """Label an answer against the versions in force, superseded and later."""
+    """Label an answer against the versions in force, superseded and later (rules: module docstring)."""
     answer = case.answer
-    gives_current = any(mentions(answer, v) for v in case.in_force)
-    gives_stale = any(mentions(answer, v) for v in case.superseded)
-    gives_future = any(mentions(answer, v) for v in case.later)
+    current = case.in_force
+    if case.kind == "evolution" and current and not case.expect_abstain:
+        gives_current = _in_order(answer, current)
+    else:
+        gives_current = any(mentions(answer, v, case.question) for v in current)
+    gives_future = _gives_other(answer, case.later, current, gives_current, case.question)
+    gives_stale = _gives_other(answer, case.superseded, current, gives_current, case.question)
+    if case.kind == "evolution" and not gives_current and not case.expect_abstain:
+        gives_stale = gives_stale or any(mentions(answer, v, case.question) for v in current[:-1])
 
-    if case.kind == "evolution" and case.in_force and not case.expect_abstain:
-        if _in_order(answer, case.in_force):
-            return Verdict(outcome="correct", correct=True)
-        gives_current = False
-    if gives_current and not case.expect_abstain:
-        return Verdict(outcome="correct", correct=True)
     if gives_future:
         return Verdict(outcome="future", correct=False)
-    if gives_stale or (case.kind == "evolution" and any(mentions(answer, v) for v in case.in_force[:-1])):
+    if gives_current and not case.expect_abstain:
+        if gives_stale and is_hedge(answer):
+            return Verdict(outcome="wrong", correct=False)
+        return Verdict(outcome="correct", correct=True)
+    if gives_stale:
         return Verdict(outcome="stale", correct=False)
     if is_abstention(answer):
         return Verdict(outcome="abstained", correct=case.expect_abstain)
@@ -88,10 +108,11 @@ def judge_deterministic(case: JudgeCase) -> Verdict:
 
 
 def _in_order(answer: str, versions: tuple[VersionView, ...]) -> bool:
+    """Every version given, each first given after the previous one (evolution probes)."""
     norm = f" {normalise(answer)} "
     pos = 0
     for v in versions:
-        found = [norm.find(f" {normalise(c)} ", pos) for c in (v.answer, *v.aliases)]
+        found = [norm.find(f" {normalise(c)} ", pos) for c in _candidates(v)]
         found = [f for f in found if f >= 0]
         if not found:
             return False

@@ -1,0 +1,397 @@
+"""The offline answerer: the best-matching evidence sentence, then the short span the question asks for.
+
+Deterministic and offline; it reads only what a model would read in the answer
+prompt (the question, the simulated now, the fragments' text), never the
+references. Its rules, in order (also `RULES`, which every manifest records):
+
+1. **Sentences.** Every fragment line is split into sentences. A line opening with
+   a timestamp (``[2023-05-08 13:56] Caroline (user): ...`` as adapters render
+   turns, or ``[2026-03-02 Maya] ...``) dates its sentences and names the speaker; a
+   line without one takes the fragment's last date, else the simulated now. A typed
+   span missing from the best sentence is looked for in the rest of its line.
+2. **Best sentence.** Score = the IDF-weighted content words (plural, -ing/-ed and
+   common irregular forms folded) the sentence shares with the question, the line's
+   speaker counting as a word of the sentence; plus a small bonus when the sentence
+   holds the kind of span asked for. Ties go to the earliest. A sentence answers only
+   if its line shares ``min(min_overlap, question content words)`` words (the
+   speaker's name counting as one, as before) and it shares a word other than a
+   speaker's name itself. None does: abstain ("I don't know."), unless exactly one
+   line shares any word with the question (unambiguous evidence): then the fullest
+   sentence of that line answers.
+3. **Typed span.** when / what date / which year: a date in the sentence, relative
+   expressions resolved against the sentence's date ("yesterday" said on 8 May 2023
+   is "7 May 2023", "last week" is "the week before 9 June 2023", "next month" is
+   "June 2023", "on the 15th" is that day of the month, "I've had them for 3 years"
+   is 3 years before); none in the sentence or its line: the sentence's own date.
+   How long ago: the "N years ago" phrase. How many / how much: the number (words
+   or digits) with the word after it; how often: the frequency ("twice a week"). How long: the duration phrase. Who: the
+   capitalised names the question does not already contain. Where: the place after
+   in/at/to/from (else a capitalised name). Why: the sentence from its causal
+   marker on ("because", "'cause", "so", "to ..."). Yes/no questions: "Yes" or "No"
+   (a negation in the sentence) and the clause. Otherwise, or when the typed span is
+   missing: the shortest clause of the sentence that holds its shared words, with the
+   next clause when it only repeats the question; a clause of over four words is
+   followed by the next sentence of its line when it adds fewer than three words of
+   its own ("I got some great news to share!") or the next sentence goes on about
+   the same thing (opens with it/she/he/they/this/that/these/those/we/our).
+   First-person words of a span are put in the speaker's name ("my daughter" said
+   by Melanie: "Melanie's daughter").
+4. **Several items.** A question asking for a plural ("What books...", "What
+   activities...") answers with the clauses of every sentence scoring at least
+   half the best (at most four, joined by "; ").
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
+
+from lsrep.contract import Fragment
+from lsrep.temporal import (
+    RELATIVE,
+    absolute_matches,
+    fmt_day,
+    resolve_day_of_month,
+    resolve_relative,
+    resolve_since,
+)
+from lsrep.text import STOPWORDS, fold, tokens
+
+ABSTAIN_TEXT = "I don't know."
+
+RULES = ("best IDF-weighted sentence (speaker counts, -ing/-ed/plural folded); typed span from it or its line: "
+         "date (relative expressions resolved against the turn date) / ago / count / duration / person / place / "
+         "reason / yes-no, else the shortest clause holding the shared words; plural questions join up to 4 "
+         "clauses; first person put in the speaker's name; abstain below min_overlap shared words")
+
+_LINE_HEAD = re.compile(
+    r"^\s*\[(\d{4})-(\d{2})-(\d{2})(?:[ T]\d{2}:\d{2}(?::\d{2})?)?(?:\s+(?P<inside>[^\]]{1,60}))?\]\s*"
+    r"(?:(?P<who>[^:\[\]()]{1,60}?)\s*(?:\((?:user|assistant|system)\))?\s*:\s+)?")
+_ANY_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)|\s+[—–]\s+|\s+-\s+")
+_CLAUSE = re.compile(r"\s*[;:()]\s*|\s+(?:but|although|though|while)\s+")
+
+_HYPHENATED = re.compile(r"\b[A-Za-z]+(?:-[A-Za-z]+)+\b")
+_YES_NO = re.compile(r"^\W*(?:is|are|was|were|do|does|did|would|will|can|could|has|have|had|should|shall|may|"
+                     r"might|must)\b", re.I)
+_NEGATED = re.compile(r"\b(?:not|never|no|n't|nothing|none|neither|nor)\b|n't\b", re.I)
+_CONTINUES = re.compile(r"^\W*(?:it|she|he|they|this|that|these|those|we|our)\b", re.I)
+_FILLER = frozenset(
+    "yeah yes yep wow hey hi oh ok okay haha lol thanks thank cool great awesome amazing really totally "
+    "definitely absolutely sure something thing stuff lot kind".split())
+_QUESTION_WORDS = frozenset(
+    "what when where who whom whose which why how many much long often kind type sort ever "
+    "likely would could might".split())
+_PLURAL_HEADS = re.compile(
+    r"^\s*(?:what|which)\s+(?:\w+\s+)?(\w+s)\s+(?:do|does|did|has|have|had|are|were|is|was)\b", re.I)
+_CAPITALISED = re.compile(r"\b([A-Z][a-zA-Z'’-]+(?:\s+(?:of\s+|de\s+)?[A-Z][a-zA-Z'’-]+)*)")
+_PLACE = re.compile(
+    r"\b(?:in|at|to|from|near|around|into|visit(?:ed|ing)?)\s+((?:the\s+)?[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*)")
+_PLACE_COMMON = re.compile(r"\b(?:in|at|to|into)\s+(the\s+(?!\w+ing\b)[a-z]+(?:\s+[a-z]+)?)\b")
+_NUMBER_WORDS = ("one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+                 "sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety "
+                 "hundred thousand once twice a couple few several").split()
+_NUMBER = re.compile(r"\b(\d+(?:[.,]\d+)?|" + "|".join(_NUMBER_WORDS) + r")\b(?:\s+([A-Za-z][\w-]*))?", re.I)
+_DURATION = re.compile(
+    r"\b(?:for\s+)?((?:\d+(?:\.\d+)?|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+    r"a few|a couple of|several|many)\s+(?:and\s+a\s+half\s+)?(?:years?|months?|weeks?|days?|hours?|minutes?|"
+    r"seconds?)(?:\s+and\s+a\s+half)?(?:\s+(?:and\s+)?\d+\s+(?:minutes?|seconds?))?(?:\s+ago)?)\b"
+    r"|\b(\d{1,2}:\d{2}(?::\d{2})?)\b|\b(since\s+(?:\d{4}|[A-Z]\w+(?:\s+\d{4})?))", re.I)
+_AGO = re.compile(
+    r"\b((?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a few|a couple of|several)"
+    r"\s+(?:years?|months?|weeks?|days?)\s+ago)\b", re.I)
+
+
+def keys(text: str) -> frozenset[str]:
+    """Matching forms of the content words; hyphenated words also count joined ("de-stress": destress)."""
+    joined = {fold(w.replace("-", "").lower()) for w in _HYPHENATED.findall(text)}
+    return frozenset(fold(t) for t in tokens(text) if t not in STOPWORDS) | joined
+
+
+@dataclass(frozen=True)
+class Sentence:
+    text: str
+    line: str
+    when: date
+    speaker: str | None
+    order: int
+
+
+def question_type(question: str) -> str:
+    """`ago`, `date`, `count`, `duration`, `person`, `reason`, `place` or `other`."""
+    q = question.lower().strip()
+    if re.search(r"\bhow long ago\b", q):
+        return "ago"
+    if re.search(r"^(?:\W*)(?:when|on what date|what date|what day|what time|which year|what year|which month|"
+                 r"what month|which week|what week|in what year|in which year|in what month|in which month|"
+                 r"since when)\b|\bwhen did\b|\bwhen is\b|"
+                 r"\bwhen was\b|\bwhat date\b", q):
+        return "date"
+    if re.search(r"\bhow (?:many|much)\b|\bwhat number\b|\bhow often\b", q):
+        return "count"
+    if re.search(r"\bhow long\b|\bfor how long\b|\bwhat duration\b", q):
+        return "duration"
+    if re.search(r"^(?:\W*)(?:who|whom|whose|with whom)\b|\bwhat(?:'s| is) the name\b|\bname of\b", q):
+        return "person"
+    if re.search(r"^(?:\W*)why\b|\bwhat (?:is|was|are|were) (?:\w+'s |the |her |his |their )?reasons?\b", q):
+        return "reason"
+    if re.search(r"^(?:\W*)where\b|\b(?:what|which) (?:city|country|town|place|state|restaurant|park|country)\b", q):
+        return "place"
+    return "other"
+
+
+def _sentences(fragments: Sequence[Fragment], now: date) -> list[Sentence]:
+    out: list[Sentence] = []
+    for fragment in fragments:
+        last = None
+        for raw in fragment.text.splitlines():
+            head = _LINE_HEAD.match(raw)
+            speaker = None
+            body = raw
+            if head:
+                last = date(int(head.group(1)), int(head.group(2)), int(head.group(3)))
+                speaker = (head.group("who") or head.group("inside") or "").strip() or None
+                body = raw[head.end():]
+            elif last is None:
+                found = _ANY_DATE.search(fragment.text)
+                if found:
+                    try:
+                        last = date(int(found.group(1)), int(found.group(2)), int(found.group(3)))
+                    except ValueError:
+                        last = None
+            when = last or now
+            body = " ".join(body.replace("[", " ").replace("]", " ").split())
+            if not body:
+                continue
+            for part in _SENTENCE.split(body):
+                if part.strip():
+                    out.append(Sentence(part.strip(), body, when, speaker, len(out)))
+    return out
+
+
+@dataclass(frozen=True)
+class ExtractiveAnswerer:
+    """Offline deterministic span answerer (labelled `extractive-offline` in every output)."""
+
+    name: str = "extractive-offline"
+    version: str = "2"
+    min_overlap: int = 2
+    """Shared content words a sentence needs (capped at the question's own count); with 2, a
+    name present in every line (the speaker's) cannot answer every question about that person."""
+    rules: str = RULES
+
+    def answer(self, question: str, fragments: Sequence[Fragment], now: datetime | None = None) -> str:
+        today = (now or datetime(1970, 1, 1)).date()
+        sentences = _sentences(fragments, today)
+        wanted = keys(question) - _QUESTION_WORDS
+        need = max(1, min(self.min_overlap, len(wanted)))
+        if not sentences or not wanted:
+            return ABSTAIN_TEXT
+        kind = question_type(question)
+        speakers = [keys(s.speaker) if s.speaker else frozenset() for s in sentences]
+        bags = [keys(s.text) | who for s, who in zip(sentences, speakers, strict=True)]
+        lines = {}
+        for s, bag in zip(sentences, bags, strict=True):
+            lines[s.line] = lines.get(s.line, frozenset()) | bag
+        df: dict[str, int] = {}
+        for bag in bags:
+            for t in bag & wanted:
+                df[t] = df.get(t, 0) + 1
+        n = len(sentences)
+        weight = {t: math.log(1 + n / (1 + df.get(t, 0))) for t in wanted}
+        names = frozenset().union(*speakers)
+        scored = []
+        for s, bag in zip(sentences, bags, strict=True):
+            in_line = lines[s.line] & wanted
+            shared = bag & wanted
+            if len(in_line) < need or not shared - names:
+                continue
+            novel = len(bag - wanted - names)
+            score = (sum(weight[t] for t in sorted(shared)) + 0.3 * sum(weight[t] for t in sorted(in_line - shared))
+                     + 0.1 * min(novel, 5) + (0.5 if _typed_span(kind, s, question) else 0.0))
+            scored.append((score, -s.order, s, shared))
+        if not scored:
+            sole = _sole_line(sentences, lines, wanted)
+            if sole is None:
+                return ABSTAIN_TEXT
+            scored = [(0.0, -sole.order, sole, bags[sole.order] & wanted)]
+        scored.sort(key=lambda x: (x[0], x[1]), reverse=True)
+        best_score, _, best, shared = scored[0]
+        span = _typed_span(kind, best, question) or _typed_span(kind, _whole_line(best), question)
+        if span:
+            return _speak(span, best.speaker) if kind in ("person", "place", "reason", "other") else span
+        if kind == "date":
+            return fmt_day(best.when)
+        if _YES_NO.match(question):
+            clause = _speak(_clause(best.text, shared - names), best.speaker)
+            return f"{'No' if _NEGATED.search(best.text) else 'Yes'}, {clause}"
+        following = {s.order - 1: s for s in sentences if s.order and sentences[s.order - 1].line == s.line}
+
+        def answer_clause(s: Sentence, sh: frozenset[str]) -> str:
+            clause = _clause(s.text, sh - names)
+            nxt = following.get(s.order)
+            thin = len(keys(clause) - wanted - names - _FILLER) < 3
+            if nxt is not None and len(clause.split()) > 4 and (thin or _CONTINUES.match(nxt.text)):
+                # The sentence only sets the question up ("I got some great news!"), or the next one
+                # goes on about the same thing ("She gave it to me ... it stands for love"): add it.
+                clause = f"{clause}. {_clause(nxt.text, frozenset())}"
+            return _speak(clause, s.speaker)
+
+        if kind == "other" and _PLURAL_HEADS.search(question):
+            parts: list[str] = []
+            for score, _, s, sh in scored[:8]:
+                if score < best_score / 2 or len(parts) == 4:
+                    break
+                clause = answer_clause(s, sh)
+                if clause.lower() not in (p.lower() for p in parts):
+                    parts.append(clause)
+            return "; ".join(parts)
+        return answer_clause(best, shared)
+
+
+def _whole_line(s: Sentence) -> Sentence:
+    return Sentence(s.line, s.line, s.when, s.speaker, s.order)
+
+
+def _sole_line(sentences: list[Sentence], lines: dict[str, frozenset[str]], wanted: frozenset[str]) -> Sentence | None:
+    """The fullest sentence of the one line sharing any word with the question, when only one does."""
+    matching = [line for line, bag in lines.items() if bag & wanted]
+    if len(matching) != 1:
+        return None
+    return max((s for s in sentences if s.line == matching[0]), key=lambda s: (len(keys(s.text)), -s.order))
+
+
+def _speak(span: str, speaker: str | None) -> str:
+    """First-person words of a span in the speaker's name ("my daughter" said by Ana: "Ana's daughter")."""
+    if not speaker:
+        return span
+    span = re.sub(r"\b[Mm]y\b", f"{speaker}'s", span)
+    span = re.sub(r"\b(?:I|me)\b(?!')", speaker, span)
+    return re.sub(r"\bI'm\b", f"{speaker} is", span)
+
+
+def _clause(text: str, shared: frozenset[str]) -> str:
+    """The shortest clause holding the most shared words (the sentence when none splits off)."""
+    clauses = [c.strip(" .!?\"'") for c in _CLAUSE.split(text) if c and c.strip(" .!?\"'")]
+    if not clauses:
+        return text.strip()
+    i = max(range(len(clauses)), key=lambda k: (len(keys(clauses[k]) & shared), -len(clauses[k])))
+    if not keys(clauses[i]) & shared:
+        return text.strip(" .!?") if len(clauses) == 1 else max(clauses, key=len)
+    out = clauses[i]
+    if len(keys(out) - shared) < 2 and i + 1 < len(clauses):
+        out = f"{out}, {clauses[i + 1]}"  # the clause only repeats the question: its continuation answers
+    return out
+
+
+def _typed_span(kind: str, s: Sentence, question: str) -> str | None:
+    if kind == "date":
+        return _date_span(s.text, s.when)
+    if kind == "ago":
+        m = _AGO.search(s.text)
+        return m.group(1) if m else None
+    if kind == "count":
+        return _count_span(s.text, question)
+    if kind == "duration":
+        m = _DURATION.search(s.text)
+        return next((g for g in m.groups() if g), None) if m else None
+    if kind == "person":
+        return _names(s, question)
+    if kind == "place":
+        return _place(s, question)
+    if kind == "reason":
+        return _reason(s.text)
+    return None
+
+
+def _date_span(text: str, when: date) -> str | None:
+    found = absolute_matches(text)
+    if found:
+        return text[found[0][0]:found[0][1]]
+    for m in RELATIVE.finditer(text):
+        resolved = resolve_relative(m, when)
+        if resolved:
+            return resolved
+    return resolve_day_of_month(text, when) or resolve_since(text, when)
+
+
+def date_answer(s: Sentence) -> str:
+    """The date span of a sentence, or its own date."""
+    return _date_span(s.text, s.when) or fmt_day(s.when)
+
+
+_FREQUENCY = re.compile(
+    r"\b(?:(?:once|twice|thrice|\w+ times|a few times|several times|multiple times|many times)\s+(?:a|per|each|every)\s+"
+    r"(?:day|week|month|year|weekend)|every\s+(?:other\s+)?(?:day|week|month|year|weekend|morning|night|evening|"
+    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)|(?:daily|weekly|monthly|yearly|annually))\b", re.I)
+
+
+def _count_span(text: str, question: str) -> str | None:
+    if re.search(r"\bhow often\b", question, re.I):
+        m = _FREQUENCY.search(text)
+        if m:
+            return m.group(0)
+    m = re.search(r"\bhow (?:many|much)\s+(\w+)", question, re.I)
+    noun = fold(m.group(1).lower()) if m else None
+    best = None
+    for hit in _NUMBER.finditer(text):
+        word = (hit.group(2) or "").lower()
+        number = hit.group(1)
+        if number.lower() in ("a",) or (number.lower() == "one" and word in ("of", "day")):
+            continue
+        phrase = f"{number} {hit.group(2)}" if hit.group(2) and word not in STOPWORDS else number
+        if noun and fold(word) == noun:
+            return phrase
+        best = best or phrase
+    return best
+
+
+_KIN = re.compile(r"\b(?:my|his|her|their|our)\s+((?:\w+\s+)?(?:mother|mom|mum|father|dad|sister|brother|wife|"
+                  r"husband|partner|friend|boss|son|daughter|grandma|grandmother|grandpa|grandfather|aunt|uncle|"
+                  r"cousin|neighbou?r|teacher|mentor|coach|colleague|kids|children|family)s?)\b", re.I)
+
+
+def _names(s: Sentence, question: str) -> str | None:
+    """Capitalised names the question does not contain (a sentence-initial word only if capitalised elsewhere)."""
+    asked = {t.lower() for t in tokens(question)}
+    speaker = {t.lower() for t in tokens(s.speaker or "")}
+    kin = _KIN.search(s.text)
+    if kin and question.lower().lstrip().startswith("whose"):
+        return kin.group(0)
+    names = []
+    for m in _CAPITALISED.finditer(s.text):
+        words = [w for w in tokens(m.group(1)) if w not in asked and w not in speaker and w not in STOPWORDS]
+        if not words:
+            continue
+        initial = m.start() == 0 or s.text[:m.start()].rstrip().endswith((".", "!", "?", ":", "—", "-"))
+        if initial and not re.search(rf"(?<![.!?]\s)(?<!^)\b{re.escape(m.group(1).split()[0])}\b", s.text[m.end():]):
+            if len(m.group(1).split()) == 1:
+                continue
+        names.append(m.group(1))
+    if names:
+        return ", ".join(dict.fromkeys(names))
+    return kin.group(0) if kin else None
+
+
+def _place(s: Sentence, question: str) -> str | None:
+    """A place after in/at/to/from; else a capitalised name the question does not hold."""
+    asked = {t.lower() for t in tokens(question)}
+    for pattern in (_PLACE, _PLACE_COMMON):
+        for m in pattern.finditer(s.text):
+            words = [w for w in tokens(m.group(1)) if w not in STOPWORDS]
+            if words and not all(w in asked for w in words):
+                return m.group(1)
+    names = _names(s, question)
+    return names if names and not _KIN.fullmatch(names) else None
+
+
+_CAUSE = re.compile(r"(?:\b(?:because|since|as|so that|so|in order to)\b|'cause\b|\bto\b(?=\s+[a-z]+))\s+.+", re.I)
+
+
+def _reason(text: str) -> str | None:
+    """For why-questions: the sentence from its causal marker on ("'cause they help LGBTQ+ folks")."""
+    m = _CAUSE.search(text)
+    return m.group(0).strip(" .!?") if m else None
