@@ -16,7 +16,7 @@ from lsrep.reports.common import Context, Settings
 from lsrep.reports.load import DETERMINISTIC, RunData, apply_judge_of_record, load_run
 from lsrep.reports.tree import Callout, Report, Section
 
-from lsrep import stats
+from lsrep import audit, stats
 from lsrep.errors import LsrepError
 from lsrep.store import RunStore
 
@@ -50,7 +50,7 @@ def build_report(
                 raise LsrepError(f"--compare names unknown condition {name!r} (known: {', '.join(sorted(known))})")
     seed = int(data.manifest.get("campaign", {}).get("seed") or 0)
     ctx = Context(data, Settings(seed=seed, boot=boot), tuple(tuple(p) for p in compare or ()), store)
-    fidelity, _ = integrity.fidelity(ctx)
+    fidelity, audited = integrity.fidelity(ctx)
     sections: tuple[Section, ...] = (
         quality.headline(ctx), quality.over_time(ctx), quality.outcome_mix(ctx), quality.paired(ctx),
         quality.cost(ctx), quality.categories(ctx), quality.evidence(ctx), fidelity,
@@ -74,6 +74,7 @@ def build_report(
             "run_status": run["status"], "lsrep_version": data.manifest.get("lsrep_version"),
             "created_at": run["created_at"],
         },
+        fidelity=tuple(audit.fidelity_records(audited)),
     )
 
 

@@ -98,6 +98,8 @@ class Report:
     sections: tuple[Section, ...]
     meta: dict[str, Any] = field(default_factory=dict)
     """Judge, bootstrap settings, generation details."""
+    fidelity: tuple[dict[str, Any], ...] = ()
+    """Machine-readable fidelity audit, one record per (condition, mechanism) (`audit.fidelity_records`)."""
 
     def section(self, section_id: str) -> Section:
         for s in self.sections:
