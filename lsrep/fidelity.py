@@ -17,7 +17,10 @@ the negatives `ineligible`, `skipped`, `error`). Each event falls into one *stag
 
 A mechanism's *applicable stages* say how far it is expected to get when it has work:
 `MechanismSpec.stages`, or, for an adapter that declares nothing, `eligible` and `executed`
-only, so that silence about output is never read as "produced nothing".
+only, so that silence about output is never read as "produced nothing". `output` applicable:
+a run with input must produce output. `selected` and `in_prompt` applicable: what is selected
+must reach the prompt. `in_prompt` applicable at all: the harness may credit the mechanism
+with prompt fragments (a declared mechanism without it is a pass-through and is not credited).
 
 Verdicts, from the whole run of one condition (see docs/fidelity.md):
 `contributing`, `exercised_no_effect`, `exercised` (ran; no ablation measured its effect),
@@ -140,10 +143,8 @@ def judge(t: Tally, applicable: Sequence[str], *, switched_off: bool) -> Verdict
     if "output" in applicable and not produced:
         idle = f"; {o['idle']} idle" if o["idle"] else ""
         return Verdict("defective", f"ran {o['ran']} time(s) with input, never produced output{idle}")
-    upstream = s["selected"] if "selected" in applicable else s["output"]
-    if "in_prompt" in applicable and upstream and not s["in_prompt"]:
-        what = "selected" if "selected" in applicable else "produced output"
-        return Verdict("defective", f"{what} {upstream} time(s), never reached the prompt")
+    if "in_prompt" in applicable and "selected" in applicable and s["selected"] and not s["in_prompt"]:
+        return Verdict("defective", f"selected {s['selected']} time(s), never reached the prompt")
     if s["in_prompt"]:
         return Verdict("exercised", f"reached the prompt {s['in_prompt']} time(s)")
     if s["selected"]:

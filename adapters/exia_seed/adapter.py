@@ -92,6 +92,8 @@ class Options(BaseModel):
 _TO_PROMPT = ("eligible", "executed", "output", "in_prompt")
 _STAGES: dict[str, tuple[str, ...]] = {
     "recall.phase2": _TO_PROMPT, "tool.search": _TO_PROMPT, "tool.read": _TO_PROMPT,
+    "consolidate": ("eligible", "executed", "in_prompt"), "summaries": ("eligible", "executed", "in_prompt"),
+    "recall.graph": ("eligible", "executed", "in_prompt"),
 }
 """Stages each mechanism is expected to reach when it has work (the rest: eligible, executed)."""
 

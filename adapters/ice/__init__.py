@@ -45,7 +45,7 @@ _FULL = ("eligible", "executed", "output", "selected", "in_prompt")
 _STAGES: dict[str, tuple[str, ...]] = {
     **{f"leg.{leg}": _FULL for leg in
        ("episodic_vector", "episodic_lexical", "graph", "procedural", "document", "summary")},
-    "slots": _FULL, "recent_window": _FULL, "mera": ("eligible", "executed", "output"),
+    "slots": _FULL, "recent_window": _FULL, "mera": ("eligible", "executed", "output", "in_prompt"),
 }
 """Stages each mechanism is expected to reach when it has work (the rest: eligible, executed)."""
 

@@ -76,20 +76,18 @@ SYSTEM_NAMES: dict[str, str] = {v: k for k, v in EVENT_NAMES.items()}
 
 
 _FULL = ("eligible", "executed", "output", "selected", "in_prompt")
-_OUT = ("eligible", "executed", "output")
+_PRODUCES = ("eligible", "executed", "output", "in_prompt")
+_FEEDS = ("eligible", "executed", "in_prompt")
 _STAGES: dict[str, tuple[str, ...]] = {
     "thalia.inspector.grep": _FULL, "thalia.recall.fts": _FULL, "thalia.retriever.lexical": _FULL,
     "thalia.retriever.semantic": _FULL, "thalia.memory.snapshot": _FULL,
-    "thalia.inspector.fallback_order": _OUT, "thalia.inspector.fallback_overlap": _OUT,
+    "thalia.inspector.fallback_order": _PRODUCES, "thalia.inspector.fallback_overlap": _PRODUCES,
+    "thalia.gate.consolidate": _PRODUCES, "thalia.inspector.adaptive_windows": _FEEDS,
+    "thalia.retriever.prf": _FEEDS,
 }
 """Stages each mechanism is expected to reach when it has work (the rest: eligible, executed)."""
 
-CREDITED: frozenset[str] = frozenset({
-    "thalia.inspector.grep", "thalia.inspector.fallback_order", "thalia.inspector.fallback_overlap",
-    "thalia.inspector.adaptive_windows", "thalia.recall.fts", "thalia.retriever.prf",
-    "thalia.retriever.lexical", "thalia.retriever.semantic", "thalia.memory.snapshot",
-    "thalia.gate.consolidate",
-})
+CREDITED: frozenset[str] = frozenset(m for m, st in _STAGES.items() if "in_prompt" in st)
 """Mechanisms that *produce* a prompt fragment (a window, a lane hit, a bullet). Fusion, recency,
 MMR, the partition filter and the budget only reorder or cut what others produced, so a fragment
 is not attributed to them (its `in_prompt` credit goes to its producers)."""
