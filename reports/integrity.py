@@ -8,6 +8,7 @@ import json
 from collections import Counter, defaultdict
 from typing import Any
 
+from lsrep.reports import panels
 from lsrep.reports.common import Context, clip, expected_text, group
 from lsrep.reports.quality import aligned, comparisons
 from lsrep.reports.tree import Callout, Column, Facts, Section, Table
@@ -121,6 +122,7 @@ def fidelity(ctx: Context) -> tuple[Section, tuple[audit.MechanismAudit, ...]]:
               notes=("Unattributed: fragments citing no source turn, so leakage and evidence cannot be checked "
                      "for them. Proven leak: a fragment from a turn after the checkpoint.",)),
     ]
+    blocks += panels.diagnostics(ctx)
     return Section(
         "fidelity", "Fidelity audit",
         "Did each mechanism a system claims actually run and reach the answer? Counted from the fidelity "

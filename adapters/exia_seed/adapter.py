@@ -202,7 +202,10 @@ class ExiaSeedAdapter(MemoryAdapter):
         """Mechanisms this configuration never engages (said once per reset, so the audit reads
         them as switched off rather than as never exercised)."""
         o = self.options
-        off = [("exia.recall.phase2", "phase = 1 (recall is journaled, not injected)")] if o.phase == 1 else []
+        off = [("exia.recall.phase2", "phase = 1 (recall is journaled, not injected)") if o.phase == 1
+               else ("exia.recall.phase1", "phase = 2 (recall is injected)")]
+        if not o.auto_consolidate:
+            off.append(("exia.consolidate.trigger", "auto_consolidate = false (only forced consolidation)"))
         if o.tools != "auto-read":
             off.append(("exia.tool.read", f"tools = {o.tools!r}: the offline host never reads"))
         if o.tools != "auto-search":

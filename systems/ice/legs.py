@@ -157,6 +157,7 @@ def leg_graph(ctx: LegContext, depth: int) -> list[Candidate]:
         else:
             mera_ids = codex.enumerate_category(category, depth)
             ctx.emit("mera", "executed", count=len(mera_ids), ids=tuple(mera_ids),
+                     reason=None if mera_ids else f"idle: no {category} entity in the graph",
                      params={"category": category})
     else:
         ctx.emit("mera", "ineligible",
