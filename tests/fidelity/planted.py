@@ -1,7 +1,8 @@
 """A multi-mechanism adapter with two planted defects beside honest mechanisms.
 
 - `planted.retrieve`: honest retrieval leg, reaches the prompt (declared full pipeline).
-- `planted.rerank`: honest pass-through; runs, produces nothing of its own (declared executed only).
+- `planted.rerank`: honest pass-through; runs, produces nothing of its own (declared executed only),
+  and claims the prompt in its own `in_prompt` events.
 - `planted.cap`: honest cap with nothing over it: reports `idle`.
 - `planted.fallback`: honest fallback whose trigger never occurs (ineligible).
 - `planted.expand`: honest opt-in mechanism switched off by configuration.
@@ -47,6 +48,8 @@ class PlantedAdapter(MemoryAdapter):
             self.emit("planted.retrieve", "selected", count=len(hits))
         self.emit("planted.rerank", "eligible")
         self.emit("planted.rerank", "executed", count=len(hits))
+        if hits:  # the system's own (over-generous) account of its prompt
+            self.emit("planted.rerank", "in_prompt", count=len(hits))
         self.emit("planted.cap", "executed", reason="idle: nothing over the cap")
         self.emit("planted.fallback", "ineligible", reason="a hit was found" if hits else "store empty")
         self.emit("planted.expand", "skipped", reason="disabled: expansion is off")

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 
 TURNS = [
@@ -102,6 +104,7 @@ system = "tests.fidelity.planted:PlantedAdapter"
     # One source of in_prompt: the harness credits the producer, not the pass-through beside it.
     assert audit[("planted", "planted.retrieve")]["stages"]["in_prompt"] > 0
     assert "in_prompt" not in audit[("planted", "planted.rerank")]["stages"]
+    assert audit[("planted", "planted.rerank")]["stages"]["reported_in_prompt"] > 0
 
 
 ICE_CONDITIONS = '''
@@ -142,3 +145,27 @@ def test_ice_seed_defect_flags_flip_exactly_their_legs(tmp_path):
     assert flipped == {"ice.leg.document"}
     assert not [m for m, v in base.items() if v == "defective"]
     assert not [m for m, v in docs.items() if v == "defective"]
+
+
+EXIA_FIXES = ("primary_only_notes", "phase2_ceiling", "trail_date_filter", "search_expiry_filter",
+              "strict_citations", "journal_only_admitted", "cache_key_pages", "queue_when_busy",
+              "enforce_privacy", "summary_lock")
+
+
+@pytest.mark.slow
+def test_exia_fix_flags_and_ice_extraction_duplicates_flip_no_verdict(tmp_path):
+    # EXIA SEED's defects (E-1..E-16) and ICE's non-idempotent extraction are behaviours, not
+    # mechanisms that fail to run: the seeds' audits list no verdict for them, so neither the seed
+    # code path nor its repair may turn any mechanism defective, never exercised or disabled.
+    conditions = ['[[conditions]]\nname = "exia"\nsystem = "exia-seed"\noptions = { phase = 2 }\n']
+    conditions += [f'[[conditions]]\nname = "exia-{flag}"\nsystem = "exia-seed"\n'
+                   f'options = {{ phase = 2, fix_{flag} = true }}\n' for flag in EXIA_FIXES]
+    conditions += ['[[conditions]]\nname = "ice"\nsystem = "ice"\n',
+                   '[[conditions]]\nname = "ice-dup"\nsystem = "ice"\n'
+                   'options = { seed_defects = { extraction_duplicates = true } }\n']
+    audit = run_and_audit(write_campaign(tmp_path / "flags", "\n".join(conditions)))
+    base = verdicts(audit, "exia")
+    assert base and "defective" not in base.values()
+    for flag in EXIA_FIXES:
+        assert verdicts(audit, f"exia-{flag}") == base, flag
+    assert verdicts(audit, "ice-dup") == verdicts(audit, "ice")
