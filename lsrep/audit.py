@@ -404,7 +404,8 @@ def fidelity_records(mechanisms: Sequence[MechanismAudit]) -> list[dict[str, Any
         rec: dict[str, Any] = {
             "condition": m.condition, "system": m.system, "mechanism": m.mechanism, "declared": m.declared,
             "applicable_stages": list(m.applicable),
-            "stages": {**{k: v for k, v in vars(m.counts).items() if v}, **dict(m.outcomes)},
+            "stages": {k: v for k, v in vars(m.counts).items() if v},
+            "outcomes": dict(m.outcomes),
             "status": m.status, "verdict": m.verdict, "evidence": m.evidence,
         }
         if m.ablation is not None:

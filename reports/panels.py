@@ -44,6 +44,10 @@ class PanelView:
     events: tuple[dict[str, Any], ...]
     """Its fidelity events in stored order, `params` and `source_turn_ids` parsed."""
     observations: tuple[dict[str, Any], ...]
+    maintenance: tuple[dict[str, Any], ...] = ()
+    """Its scheduled maintenance rows (operation, sim_time, status), in stored order."""
+    prompt_tokens: tuple[tuple[str, int], ...] = ()
+    """(mechanism, harness-counted tokens) for every prompt fragment naming that mechanism."""
 
     def of(self, mechanism: str, stage: str | None = None) -> list[dict[str, Any]]:
         return [e for e in self.events if e["mechanism"] == mechanism and (stage is None or e["stage"] == stage)]
@@ -92,8 +96,19 @@ def views(ctx: Context) -> list[PanelView]:
     obs: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for o in data.observations:
         obs[o["condition"]].append(o)
+    maint: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for m in data.maintenance:
+        maint[m["condition"]].append(m)
+    tokens: dict[str, list[tuple[str, int]]] = defaultdict(list)
+    if ctx.store is not None:
+        for f in ctx.store.rows(
+                "select o.condition, f.mechanisms, f.tokens from fragments f join observations o "
+                "on o.obs_id = f.obs_id where o.run_id = ? order by f.obs_id, f.rank", [data.run["run_id"]]):
+            for mech in _loads(f["mechanisms"], []):
+                tokens[f["condition"]].append((mech, f["tokens"] or 0))
     return [PanelView(c, str(conditions.get(c, {}).get("system", "")), conditions.get(c, {}),
-                      tuple(events.get(c, ())), tuple(obs.get(c, ()))) for c in ctx.conditions]
+                      tuple(events.get(c, ())), tuple(obs.get(c, ())), tuple(maint.get(c, ())),
+                      tuple(tokens.get(c, ()))) for c in ctx.conditions]
 
 
 def _loads(text: Any, default: Any) -> Any:
@@ -229,6 +244,10 @@ def ice_panel(v: PanelView) -> tuple[Block, ...]:
                     "b_mem": _median([e["params"]["b_mem"] for e in evs if "b_mem" in e["params"]]),
                     "tokens": _median([e["params"]["tokens_used"] for e in evs if "tokens_used" in e["params"]])}
                    for name, evs in (("phase 1", p1), ("phase 2", p2))]
+    leg_tokens: Counter = Counter()
+    for mech, n in v.prompt_tokens:
+        leg_tokens[mech] += n
+    n_obs = len(v.observations)
     leg_rows = []
     for leg in ICE_LEGS:
         name = f"ice.leg.{leg}"
@@ -237,7 +256,8 @@ def ice_panel(v: PanelView) -> tuple[Block, ...]:
         leg_rows.append({"leg": name, "eligible": c["eligible"], "executed": c["executed"], "idle": idle,
                          "output": c["output"], "selected": c["selected"], "in_prompt": c["in_prompt"],
                          "yield": _share(c["in_prompt"], c["executed"]),
-                         "candidates": sum(e["count"] or 0 for e in v.of(name, "output"))})
+                         "candidates": sum(e["count"] or 0 for e in v.of(name, "output")),
+                         "tokens": leg_tokens[name] / n_obs if n_obs else None})
     workers: dict[str, Counter] = defaultdict(Counter)
     for e in v.events:
         if e["mechanism"].startswith(("ice.worker.", "ice.extract.")) and e["stage"] in ("executed", "output"):
@@ -257,9 +277,19 @@ def ice_panel(v: PanelView) -> tuple[Block, ...]:
                Column("executed", "Executed", "int"), Column("idle", "Idle", "int", "ran, nothing matched"),
                Column("output", "Output", "int"), Column("candidates", "Candidates", "int", "sum over runs"),
                Column("selected", "Packed", "int"), Column("in_prompt", "In prompt", "int"),
-               Column("yield", "Yield", "rate", "in prompt / executed")),
+               Column("yield", "Yield", "rate", "in prompt / executed"),
+               Column("tokens", "Prompt tokens / obs.", "number", "harness-counted")),
               tuple(leg_rows), caption=f"ICE ({v.condition}): per-leg yield",
-              notes=("Counts of `ice.leg.*` events; in prompt from the harness assembler.",)),
+              notes=("Counts of `ice.leg.*` events; in prompt from the harness assembler. Prompt tokens: the "
+                     "harness's count of every prompt fragment the leg produced (a fragment two legs produced "
+                     "counts for both), per observation.",)),
+        Table((Column("n", "#", "int"), Column("operation", "Maintenance", "code"),
+               Column("sim_time", "Simulated time", "text"), Column("status", "Status", "text"),
+               Column("mean_strength", "Mean strength after decay", "number")),
+              tuple(_ice_clock(v)), caption=f"ICE ({v.condition}): scheduled workers on the simulated clock",
+              notes=("Maintenance rows of the first trajectory in schedule order; mean strength from the "
+                     "matching `worker.decay` output event (params.mean_strength).",),
+              empty="No maintenance was scheduled."),
         Table((Column("worker", "Worker", "code"), Column("maintenance_runs", "Runs at maintenance", "int"),
                Column("maintenance_output", "Output at maintenance", "int"),
                Column("ingest_runs", "Runs at ingest", "int"), Column("ingest_output", "Output at ingest", "int")),
@@ -268,6 +298,20 @@ def ice_panel(v: PanelView) -> tuple[Block, ...]:
                      "ran them (scheduled maintenance vs post-flight at ingest).",),
               empty="No worker or extraction ran."),
     )
+
+
+def _ice_clock(v: PanelView) -> list[dict[str, Any]]:
+    if not v.maintenance:
+        return []
+    unit = v.maintenance[0]["unit_id"]
+    decays = iter(e["params"].get("mean_strength") for e in v.events
+                  if e["unit_id"] == unit and e["mechanism"] == "ice.worker.decay" and e["stage"] == "output")
+    rows = []
+    for n, m in enumerate((m for m in v.maintenance if m["unit_id"] == unit), start=1):
+        decayed = m["status"] == "ok" and m["operation"] in ("decay", "nightly")
+        rows.append({"n": n, "operation": m["operation"], "sim_time": m["sim_time"], "status": m["status"],
+                     "mean_strength": next(decays, None) if decayed else None})
+    return rows
 
 
 # -- EXIA SEED --------------------------------------------------------------------------------------

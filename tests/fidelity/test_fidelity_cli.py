@@ -82,8 +82,10 @@ def run_and_audit(campaign: Path) -> dict[tuple[str, str], dict]:
     return {(r["condition"], r["mechanism"]): r for r in records}
 
 
-def verdicts(audit: dict, condition: str) -> dict[str, str]:
-    return {m: r["verdict"] for (c, m), r in audit.items() if c == condition}
+def verdicts(audit: dict, condition: str, *, contrast: bool = True) -> dict[str, str]:
+    """Verdicts of one condition; `contrast=False` folds the ablation refinements into `exercised`."""
+    fold = {} if contrast else {"contributing": "exercised", "exercised_no_effect": "exercised"}
+    return {m: fold.get(r["verdict"], r["verdict"]) for (c, m), r in audit.items() if c == condition}
 
 
 def test_planted_defects_are_caught_and_honest_neighbours_are_not(tmp_path):
@@ -91,11 +93,20 @@ def test_planted_defects_are_caught_and_honest_neighbours_are_not(tmp_path):
 [[conditions]]
 name = "planted"
 system = "tests.fidelity.planted:PlantedAdapter"
+
+[[conditions]]
+name = "planted-no-retrieve"
+system = "tests.fidelity.planted:PlantedAdapter"
+disable = ["planted.retrieve"]
 ''')
     audit = run_and_audit(campaign)
     got = verdicts(audit, "planted")
+    # This adapter ignores `disable`: switched off by the condition yet running is positive evidence.
+    assert audit[("planted-no-retrieve", "planted.retrieve")]["verdict"] == "defective"
+    assert "switched off" in audit[("planted-no-retrieve", "planted.retrieve")]["evidence"]
     assert got == {
-        "planted.retrieve": "exercised", "planted.rerank": "exercised", "planted.cap": "idle",
+        # Its "ablation" changed nothing (the adapter ignores `disable`): no detected effect.
+        "planted.retrieve": "exercised_no_effect", "planted.rerank": "exercised", "planted.cap": "idle",
         "planted.fallback": "never_exercised", "planted.expand": "disabled", "planted.quiet": "exercised",
         "planted.never_runs": "defective", "planted.hollow": "defective",
     }
@@ -111,6 +122,11 @@ ICE_CONDITIONS = '''
 [[conditions]]
 name = "ice"
 system = "ice"
+
+[[conditions]]
+name = "ice-no-lexical"
+system = "ice"
+disable = ["ice.leg.episodic_lexical"]
 
 [[conditions]]
 name = "ice-procedural-defect"
@@ -133,7 +149,7 @@ def test_ice_seed_defect_flags_flip_exactly_their_legs(tmp_path):
     root = tmp_path / "ice"
     campaign = write_campaign(root, ICE_CONDITIONS.format(doc=root / "manual.txt"))
     audit = run_and_audit(campaign)
-    base, proc = verdicts(audit, "ice"), verdicts(audit, "ice-procedural-defect")
+    base, proc = verdicts(audit, "ice", contrast=False), verdicts(audit, "ice-procedural-defect")
     docs, docs_bad = verdicts(audit, "ice-docs"), verdicts(audit, "ice-docs-defect")
     # Off: the legs work and reach the prompt. On: the seed's audit ("defective").
     assert base["ice.leg.procedural"] == "exercised" and proc["ice.leg.procedural"] == "defective"
@@ -145,6 +161,20 @@ def test_ice_seed_defect_flags_flip_exactly_their_legs(tmp_path):
     assert flipped == {"ice.leg.document"}
     assert not [m for m, v in base.items() if v == "defective"]
     assert not [m for m, v in docs.items() if v == "defective"]
+    # The ablation pair: the switched-off leg is disabled there, and its record in the base condition
+    # carries the paired change shares with cluster intervals and the accuracy effect.
+    assert audit[("ice-no-lexical", "ice.leg.episodic_lexical")]["verdict"] == "disabled"
+    lex = audit[("ice", "ice.leg.episodic_lexical")]
+    assert lex["ablation"] == "ice-no-lexical"
+    for key in ("contexts_changed", "answers_changed", "accuracy_effect"):
+        est = lex[key]
+        assert est["clusters"] == len(PROBES) and est["n"] >= est["clusters"], key  # pairs, clustered by probe
+        assert len(est["interval"]) == 2 and est["unit"], key
+        assert est["interval"][0] <= est["value"] <= est["interval"][1], key
+    beyond = all(lex[k]["value"] >= lex["contribution_threshold"] and lex[k]["interval"][0] > 0
+                 for k in ("contexts_changed", "answers_changed"))
+    assert lex["verdict"] == ("contributing" if beyond else "exercised_no_effect")
+    assert isinstance(lex["significant_accuracy_effect"], bool)
 
 
 EXIA_FIXES = ("primary_only_notes", "phase2_ceiling", "trail_date_filter", "search_expiry_filter",
