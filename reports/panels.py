@@ -19,7 +19,7 @@ import statistics
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from importlib.metadata import entry_points
 from typing import Any
 
@@ -29,6 +29,8 @@ from lsrep.reports.tree import Callout, Column, Table
 Block = Table | Callout
 Panel = Callable[["PanelView"], tuple[Block, ...]]
 ENTRY_POINT_GROUP = "lsrep.panels"
+TOKEN_PANELS = frozenset({"ice"})
+"""Systems whose panel reads harness-counted fragment tokens (loaded only for them)."""
 REPLAY = "replay"
 """Checkpoint label of events outside a checkpoint (ingest, session ends, maintenance)."""
 
@@ -91,8 +93,8 @@ def views(ctx: Context) -> list[PanelView]:
     conditions = data.manifest.get("conditions", {})
     events: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for e in data.events:
-        events[e["condition"]].append({**e, "params": _loads(e.get("params"), {}),
-                                       "source_turn_ids": _loads(e.get("source_turn_ids"), [])})
+        events[e["condition"]].append({**e, "params": _loads(e.get("params"), "{}"),
+                                       "source_turn_ids": _loads(e.get("source_turn_ids"), "[]")})
     obs: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for o in data.observations:
         obs[o["condition"]].append(o)
@@ -100,21 +102,29 @@ def views(ctx: Context) -> list[PanelView]:
     for m in data.maintenance:
         maint[m["condition"]].append(m)
     tokens: dict[str, list[tuple[str, int]]] = defaultdict(list)
-    if ctx.store is not None:
+    wanted = [c for c in ctx.conditions if conditions.get(c, {}).get("system") in TOKEN_PANELS]
+    if ctx.store is not None and wanted:
+        marks = ",".join("?" * len(wanted))
         for f in ctx.store.rows(
                 "select o.condition, f.mechanisms, f.tokens from fragments f join observations o "
-                "on o.obs_id = f.obs_id where o.run_id = ? order by f.obs_id, f.rank", [data.run["run_id"]]):
-            for mech in _loads(f["mechanisms"], []):
+                f"on o.obs_id = f.obs_id where o.run_id = ? and o.condition in ({marks}) "
+                "order by f.obs_id, f.rank", [data.run["run_id"], *wanted]):
+            for mech in _names(f["mechanisms"] or "[]"):
                 tokens[f["condition"]].append((mech, f["tokens"] or 0))
     return [PanelView(c, str(conditions.get(c, {}).get("system", "")), conditions.get(c, {}),
                       tuple(events.get(c, ())), tuple(obs.get(c, ())), tuple(maint.get(c, ())),
                       tuple(tokens.get(c, ()))) for c in ctx.conditions]
 
 
-def _loads(text: Any, default: Any) -> Any:
-    if text is None or text == "":
-        return default
+def _loads(text: Any, empty: str) -> Any:
+    if text is None or text == "" or text == empty:
+        return json.loads(empty)
     return json.loads(text) if isinstance(text, str) else text
+
+
+@lru_cache(maxsize=4096)
+def _names(text: str) -> tuple[str, ...]:
+    return tuple(json.loads(text))
 
 
 def diagnostics(ctx: Context) -> tuple[Block, ...]:
