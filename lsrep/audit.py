@@ -317,9 +317,8 @@ def audit_fidelity(
         tally = tallies.get((cond, mech), fidelity.Tally())
         switched_off = mech in (spec.get("disable") or ())
         status = classify(c)
-        if switched_off and status == "never_eligible" or (
-                status in ("never_eligible", "eligible_not_executed") and tally.outcomes["disabled"]
-                and not tally.outcomes["ran"]):
+        never_ran = status in ("never_eligible", "eligible_not_executed") and not tally.outcomes["ran"]
+        if never_ran and (switched_off or tally.outcomes["disabled"]):
             status = "disabled"
         applicable = fidelity.applicable_stages(spec, mech)
         v = fidelity.judge(tally, applicable, switched_off=switched_off)

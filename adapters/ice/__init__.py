@@ -140,8 +140,8 @@ class Options(BaseModel):
     config: dict[str, Any] = Field(default_factory=dict)
     """Overrides of any other `IceConfig` field (validated; unknown keys are errors)."""
     report_in_prompt: bool = False
-    """Relay ICE's own `in_prompt` events. The harness also derives `in_prompt` from the
-    returned fragments; switch this off to leave that stage to the harness alone."""
+    """Relay ICE's own `in_prompt` events. The harness derives `in_prompt` from the returned
+    fragments and stores relayed ones apart, as `reported_in_prompt` (docs/fidelity.md)."""
 
 
 def build_config(options: Options, setup: AdapterSetup) -> IceConfig:
