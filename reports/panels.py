@@ -24,6 +24,7 @@ from importlib.metadata import entry_points
 from typing import Any
 
 from lsrep.reports.common import Context
+from lsrep.reports.haystack import Haystack
 from lsrep.reports.tree import Callout, Column, Table
 
 Block = Table | Callout
@@ -50,6 +51,8 @@ class PanelView:
     """Its scheduled maintenance rows (operation, sim_time, status), in stored order."""
     prompt_tokens: tuple[tuple[str, int], ...] = ()
     """(mechanism, harness-counted tokens) for every prompt fragment naming that mechanism."""
+    turns: tuple[dict[str, Any], ...] = ()
+    """Every stored trajectory turn of the run (trajectory, idx, turn_id, content, ...)."""
 
     def of(self, mechanism: str, stage: str | None = None) -> list[dict[str, Any]]:
         return [e for e in self.events if e["mechanism"] == mechanism and (stage is None or e["stage"] == stage)]
@@ -102,6 +105,7 @@ def views(ctx: Context) -> list[PanelView]:
     for m in data.maintenance:
         maint[m["condition"]].append(m)
     tokens: dict[str, list[tuple[str, int]]] = defaultdict(list)
+    turns = tuple(data.turns.values())
     wanted = [c for c in ctx.conditions if conditions.get(c, {}).get("system") in TOKEN_PANELS]
     if ctx.store is not None and wanted:
         marks = ",".join("?" * len(wanted))
@@ -113,7 +117,7 @@ def views(ctx: Context) -> list[PanelView]:
                 tokens[f["condition"]].append((mech, f["tokens"] or 0))
     return [PanelView(c, str(conditions.get(c, {}).get("system", "")), conditions.get(c, {}),
                       tuple(events.get(c, ())), tuple(obs.get(c, ())), tuple(maint.get(c, ())),
-                      tuple(tokens.get(c, ()))) for c in ctx.conditions]
+                      tuple(tokens.get(c, ())), turns) for c in ctx.conditions]
 
 
 def _loads(text: Any, empty: str) -> Any:
@@ -186,20 +190,27 @@ def thalia_panel(v: PanelView) -> tuple[Block, ...]:
     inspector = v.by_probe(THALIA_INSPECTOR, ("output", "selected"))
     ranking = v.by_probe(THALIA_RANKING, ("output",))
     prompt = v.by_probe([e["mechanism"] for e in v.events], ("in_prompt",))
+    by_traj: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for t in v.turns:
+        by_traj[t["trajectory"]].append(t)
+    stacks = {traj: Haystack(rows) for traj, rows in by_traj.items()}
     recall_rows = []
     for cp in [c for c in v.checkpoints if c != REPLAY]:
-        n = hit_i = hit_r = hit_p = 0
+        n = hit_h = hit_i = hit_r = hit_p = 0
         for o in v.observations:
             evidence = set(json.loads(o["evidence_ids"] or "[]"))
             if o["checkpoint"] != cp or not evidence:
                 continue
             key = (o["unit_id"], cp, o["probe_id"])
             n += 1
+            stack = stacks.get(o["trajectory"])
+            hit_h += bool(stack and evidence & set(stack.top(o["question"], o["prefix_len"], 10)))
             hit_i += bool(evidence & inspector.get(key, set()))
             hit_r += bool(evidence & ranking.get(key, set()))
             hit_p += bool(evidence & prompt.get(key, set()))
-        recall_rows.append({"checkpoint": cp, "probes": n, "inspector": _share(hit_i, n),
-                            "ranking": _share(hit_r, n), "prompt": _share(hit_p, n)})
+        recall_rows.append({"checkpoint": cp, "probes": n, "haystack": _share(hit_h, n),
+                            "inspector": _share(hit_i, n), "ranking": _share(hit_r, n),
+                            "prompt": _share(hit_p, n)})
     funnel: dict[Any, list[dict[str, Any]]] = defaultdict(list)
     for e in v.of("thalia.reasoner.citations", "selected"):
         if "funnel" in e["params"]:
@@ -221,14 +232,17 @@ def thalia_panel(v: PanelView) -> tuple[Block, ...]:
         funnel_rows.append(row)
     return (
         Table((Column("checkpoint", "Checkpoint", "int"), Column("probes", "Probes with evidence", "int"),
+               Column("haystack", "Ranking recall (full haystack)", "rate",
+                      "harness BM25 hit@10 over every turn before the checkpoint"),
                Column("inspector", "Inspector recall", "rate", "evidence among the Inspector's windows"),
-               Column("ranking", "Ranking recall", "rate", "evidence among the lanes' ranked lists"),
+               Column("ranking", "Lane recall", "rate", "evidence among the lanes' ranked lists"),
                Column("prompt", "Prompt recall", "rate", "evidence among prompt fragments")),
               tuple(recall_rows), caption=f"THALIA ({v.condition}): where evidence is lost",
               notes=("Share of probes (with evidence turns) whose evidence appears at each step; from the "
                      "source turns of `inspector.*`/`recall.fts` output, `retriever.lexical/semantic` output "
-                     "and the harness's `in_prompt` events. Ranking recall is over the Inspector's windows "
-                     "(not the seed's full-haystack hit@10).",)),
+                     "and the harness's `in_prompt` events. Full-haystack ranking recall is the harness's own "
+                     "BM25 (k1 1.5, b 0.75) over the stored turns before the checkpoint, top 10 (seed-systems "
+                     "T-1: Inspector recall below it means the Inspector discards evidence before ranking).",)),
         Table((Column("checkpoint", "Checkpoint", "text"), Column("queries", "Queries", "int"),
                *(Column(k, k.replace("_", " ").capitalize(), "number", "median") for k in keys),
                Column("adaptive_windows", "Adaptive window", "int", "times it widened"),
