@@ -31,15 +31,16 @@ STATUSES: tuple[str, ...] = (
 
 STATUS_CLASS: dict[str, str] = {
     "never_eligible": "never exercised",
-    "eligible_not_executed": "defective",
+    "eligible_not_executed": "not run",
     "executed_error": "defective",
-    "executed_no_output": "defective",
+    "executed_no_output": "ran without output",
     "output_not_selected": "ran without reaching the prompt",
     "selected_not_in_prompt": "ran without reaching the prompt",
     "reached_prompt": "reaches the prompt",
     "disabled": "switched off",
 }
-"""The protocol's classification of each status."""
+"""A plain description of each status. Descriptive only: whether "ran without output" is a
+defect depends on the mechanism's declared stages, and is the verdict's business."""
 
 COUNTED_STAGES: tuple[str, ...] = (
     "eligible", "ineligible", "executed", "skipped", "error", "output", "selected", "in_prompt",
