@@ -1,11 +1,14 @@
 """The fidelity audit (protocol section 5): pure functions over stored rows.
 
-Each mechanism a condition declares is classified from its fidelity events by
-the furthest stage it reached anywhere in the run (eligible → executed →
-output → selected → in prompt). Whether it *contributes* is a different
-question, answered only by a controlled contrast: a condition of the same
-system and options with exactly that mechanism switched off, compared pair by
-pair on the same (trajectory, probe, checkpoint, repetition).
+Each mechanism a condition declares gets a verdict from its fidelity events
+under the stage semantics of `lsrep.fidelity` (idle, disabled and "no output
+expected" are not defects; `defective` needs positive evidence), plus the
+furthest stage it reached (`status`, descriptive). Whether it *contributes* is
+a different question, answered only by a controlled contrast: a condition of
+the same system and options with exactly that mechanism switched off, compared
+pair by pair on the same (trajectory, probe, checkpoint, repetition): the
+shares of pairs whose context, answer and outcome label changed, with
+cluster-bootstrap intervals; the accuracy effect is a separate column.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from lsrep import stats
+from lsrep import fidelity, stats
 
 STATUSES: tuple[str, ...] = (
     "never_eligible", "eligible_not_executed", "executed_error", "executed_no_output",
@@ -28,19 +31,25 @@ STATUSES: tuple[str, ...] = (
 
 STATUS_CLASS: dict[str, str] = {
     "never_eligible": "never exercised",
-    "eligible_not_executed": "defective",
+    "eligible_not_executed": "not run",
     "executed_error": "defective",
-    "executed_no_output": "defective",
+    "executed_no_output": "ran without output",
     "output_not_selected": "ran without reaching the prompt",
     "selected_not_in_prompt": "ran without reaching the prompt",
     "reached_prompt": "reaches the prompt",
     "disabled": "switched off",
 }
-"""The protocol's classification of each status."""
+"""A plain description of each status. Descriptive only: whether "ran without output" is a
+defect depends on the mechanism's declared stages, and is the verdict's business."""
 
 COUNTED_STAGES: tuple[str, ...] = (
     "eligible", "ineligible", "executed", "skipped", "error", "output", "selected", "in_prompt",
+    "reported_in_prompt",
 )
+
+CONTRIBUTION_THRESHOLD = 0.05
+"""`contributing`: switching the mechanism off changes at least this share of contexts and of
+answers, and both shares' cluster-bootstrap intervals exclude zero."""
 
 
 @dataclass(frozen=True)
@@ -55,6 +64,8 @@ class StageCounts:
     output: int = 0
     selected: int = 0
     in_prompt: int = 0
+    reported_in_prompt: int = 0
+    """The system's own account of its prompt (kept apart from the harness's `in_prompt`)."""
 
 
 @dataclass(frozen=True)
@@ -72,7 +83,17 @@ class AblationEffect:
     changed_contexts: int | None
     """Pairs whose returned context (source turns in order) differs, where known."""
     contributing: bool
-    """Sign-flip randomization p < alpha (whole probes flipped) and the cluster-bootstrap interval excludes zero."""
+    """Contexts and answers changed in at least CONTRIBUTION_THRESHOLD of pairs, both intervals above 0."""
+    contexts_share: stats.Estimate | None = None
+    """Share of pairs whose context changed, cluster bootstrap over probes (None: contexts unknown)."""
+    answers_share: stats.Estimate | None = None
+    """Share of pairs whose answer text changed."""
+    labels_share: stats.Estimate | None = None
+    """Share of judged pairs whose outcome label changed."""
+    significant_accuracy: bool = False
+    """Sign-flip randomization p < alpha (whole probes flipped, the cluster-aware test used everywhere
+    in the reports) and the accuracy difference's cluster-bootstrap interval excludes zero (a
+    second, weaker-powered statement than `contributing`)."""
 
 
 @dataclass(frozen=True)
@@ -87,13 +108,15 @@ class MechanismAudit:
     declared: bool
     """Listed by the condition's adapter (False: seen only in events or fragment attributions)."""
     ablation: AblationEffect | None = None
-
-    @property
-    def verdict(self) -> str:
-        """The protocol class; `contributing` / `no detected effect` where an ablation exists."""
-        if self.ablation is not None:
-            return "contributing" if self.ablation.contributing else "no detected effect"
-        return STATUS_CLASS[self.status]
+    verdict: str = "never_exercised"
+    """One of `lsrep.fidelity.VERDICTS`."""
+    evidence: str = ""
+    """A short reason for the verdict."""
+    outcomes: tuple[tuple[str, int], ...] = ()
+    """Stage-outcome counts (`lsrep.fidelity.OUTCOMES`), non-zero ones only."""
+    system: str = ""
+    applicable: tuple[str, ...] = fidelity.DEFAULT_STAGES
+    """Stages the adapter says apply to this mechanism."""
 
     @property
     def klass(self) -> str:
@@ -216,28 +239,50 @@ def ablation_effect(
     *,
     alpha: float = 0.05,
     boot: int = stats.DEFAULT_B,
+    threshold: float = CONTRIBUTION_THRESHOLD,
 ) -> AblationEffect:
     """Paired effect of a mechanism from outcome records of the condition with it on and off.
 
     A record has trajectory, probe_id, checkpoint, repetition, correct (0/1 or
-    None when unjudged), answer, and optionally context (any comparable value).
+    None when unjudged), answer, optionally outcome (the judge's label) and
+    context (any comparable value). Change shares use every aligned pair; the
+    accuracy difference uses the judged ones.
     """
     off_by_key = {pair_key(r): r for r in off}
-    pairs = [(r, off_by_key[pair_key(r)]) for r in on if pair_key(r) in off_by_key]
-    pairs = [(x, y) for x, y in pairs if x.get("correct") is not None and y.get("correct") is not None]
+    aligned = [(r, off_by_key[pair_key(r)]) for r in on if pair_key(r) in off_by_key]
+    clusters_all = [(x["trajectory"], x["probe_id"]) for x, _ in aligned]
+    pairs = [(x, y) for x, y in aligned if x.get("correct") is not None and y.get("correct") is not None]
     a = [float(x["correct"]) for x, _ in pairs]
     b = [float(y["correct"]) for _, y in pairs]
     clusters = [(x["trajectory"], x["probe_id"]) for x, _ in pairs]
     comparison = stats.paired_difference(a, b, clusters, rng, names=("on", "off"), binary=True, boot=boot)
-    changed_answers = sum((x.get("answer") or "") != (y.get("answer") or "") for x, y in pairs)
-    has_context = all("context" in x and "context" in y for x, y in pairs)
-    changed_contexts = sum(x["context"] != y["context"] for x, y in pairs) if has_context else None
+    answer_changed = [float((x.get("answer") or "") != (y.get("answer") or "")) for x, y in aligned]
+    has_context = bool(aligned) and all("context" in x and "context" in y for x, y in aligned)
+    context_changed = [float(x["context"] != y["context"]) for x, y in aligned] if has_context else None
+    labelled = [(x, y) for x, y in aligned if x.get("outcome") is not None and y.get("outcome") is not None]
+    label_changed = [float(x["outcome"] != y["outcome"]) for x, y in labelled]
+
+    def share(values: list[float] | None, cl: list) -> stats.Estimate | None:
+        if values is None:
+            return None
+        return stats.cluster_bootstrap_mean(values, cl, rng, b=boot)
+
+    answers = share(answer_changed, clusters_all)
+    contexts = share(context_changed, clusters_all)
+    labels = share(label_changed, [(x["trajectory"], x["probe_id"]) for x, _ in labelled]) if labelled else None
     lo, hi = comparison.difference.interval
     excludes_zero = bool(pairs) and (lo > 0 or hi < 0)
     # The cluster-aware test, as everywhere in the reports: flip whole probes (not McNemar).
     significant = comparison.randomization.p_value < alpha
-    return AblationEffect(ablation, comparison, len(pairs), changed_answers, changed_contexts,
-                          excludes_zero and significant)
+
+    def beyond(e: stats.Estimate | None) -> bool:
+        return e is not None and e.n > 0 and e.value >= threshold and e.interval[0] > 0
+
+    return AblationEffect(
+        ablation, comparison, len(pairs), int(sum(answer_changed)),
+        int(sum(context_changed)) if context_changed is not None else None,
+        beyond(contexts) and beyond(answers), contexts, answers, labels, excludes_zero and significant,
+    )
 
 
 # -- the audit ---------------------------------------------------------------------------------
@@ -250,15 +295,17 @@ def audit_fidelity(
     alpha: float = 0.05,
     boot: int = stats.DEFAULT_B,
 ) -> tuple[MechanismAudit, ...]:
-    """Classify every (condition, mechanism) seen in events or declared by a condition.
+    """Judge every (condition, mechanism) seen in events or declared by a condition.
 
     `conditions` is the run manifest's `conditions` mapping (mechanisms,
-    disable, system, options, ...). `outcomes` are per-observation records with
-    a `condition` key (see `ablation_effect`); with them, mechanisms that have
-    an ablation condition get their paired effect.
+    mechanism_stages, disable, system, options, ...). `outcomes` are
+    per-observation records with a `condition` key (see `ablation_effect`);
+    with them, mechanisms that have an ablation condition get their paired effect.
     """
+    events = list(events)
     counts = count_stages(events)
-    keys = set(counts)
+    tallies = fidelity.tally_events(events)
+    keys = set(tallies)
     for cond, spec in conditions.items():
         keys.update((cond, m) for m in spec.get("mechanisms") or ())
     ablations = find_ablations(conditions)
@@ -270,15 +317,34 @@ def audit_fidelity(
     for cond, mech in sorted(keys):
         spec = conditions.get(cond, {})
         c = counts.get((cond, mech), StageCounts())
+        tally = tallies.get((cond, mech), fidelity.Tally())
+        switched_off = mech in (spec.get("disable") or ())
         status = classify(c)
-        if status == "never_eligible" and mech in (spec.get("disable") or ()):
+        never_ran = status in ("never_eligible", "eligible_not_executed") and not tally.outcomes["ran"]
+        if never_ran and (switched_off or tally.outcomes["disabled"]):
             status = "disabled"
+        applicable = fidelity.applicable_stages(spec, mech)
+        v = fidelity.judge(tally, applicable, switched_off=switched_off)
+        verdict, evidence = v.verdict, v.evidence
         effect = None
         abl = ablations.get((cond, mech))
         if abl is not None and by_condition.get(cond) and by_condition.get(abl):
             effect = ablation_effect(by_condition[cond], by_condition[abl], abl, rng, alpha=alpha, boot=boot)
-        out.append(MechanismAudit(cond, mech, c, status, mech in (spec.get("mechanisms") or ()), effect))
+            if verdict == "exercised":
+                verdict = "contributing" if effect.contributing else "exercised_no_effect"
+                evidence += "; " + _effect_evidence(effect, abl)
+        outs = tuple((k, tally.outcomes[k]) for k in fidelity.OUTCOMES if tally.outcomes[k])
+        out.append(MechanismAudit(cond, mech, c, status, mech in (spec.get("mechanisms") or ()), effect,
+                                  verdict, evidence, outs, str(spec.get("system") or ""), applicable))
     return tuple(out)
+
+
+def _effect_evidence(e: AblationEffect, ablation: str) -> str:
+    def pct(x: stats.Estimate | None) -> str:
+        return "n/a" if x is None or x.n == 0 else f"{x.value:.0%}"
+    return (f"switched off in {ablation!r}: contexts changed {pct(e.contexts_share)}, answers changed "
+            f"{pct(e.answers_share)} of {e.answers_share.n if e.answers_share else 0} pairs "
+            f"(threshold {CONTRIBUTION_THRESHOLD:.0%})")
 
 
 def integrity_counts(
@@ -325,3 +391,34 @@ def audit_run(
     """
     mechanisms = audit_fidelity(events, conditions, outcomes=observations, rng=rng, alpha=alpha, boot=boot)
     return FidelityAudit(mechanisms, integrity_counts(observations, unknown_sources), alpha)
+
+
+def fidelity_records(mechanisms: Sequence[MechanismAudit]) -> list[dict[str, Any]]:
+    """The machine-readable audit: one plain record per (condition, mechanism), for report.json."""
+    def est(e: stats.Estimate | None) -> dict[str, Any] | None:
+        if e is None or e.n == 0:
+            return None
+        return {"value": e.value, "interval": list(e.interval), "level": e.level, "n": e.n,
+                "clusters": e.clusters, "unit": e.unit}
+
+    out = []
+    for m in mechanisms:
+        rec: dict[str, Any] = {
+            "condition": m.condition, "system": m.system, "mechanism": m.mechanism, "declared": m.declared,
+            "applicable_stages": list(m.applicable),
+            "stages": {k: v for k, v in vars(m.counts).items() if v},
+            "outcomes": dict(m.outcomes),
+            "status": m.status, "verdict": m.verdict, "evidence": m.evidence,
+        }
+        if m.ablation is not None:
+            e = m.ablation
+            rec.update({
+                "ablation": e.ablation, "contexts_changed": est(e.contexts_share),
+                "answers_changed": est(e.answers_share), "labels_changed": est(e.labels_share),
+                "accuracy_effect": est(e.comparison.difference),
+                "accuracy_sign_flip_p": e.comparison.randomization.p_value,
+                "significant_accuracy_effect": e.significant_accuracy,
+                "contribution_threshold": CONTRIBUTION_THRESHOLD,
+            })
+        out.append(rec)
+    return out

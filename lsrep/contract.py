@@ -102,6 +102,11 @@ class MechanismSpec(BaseModel):
     """One line on what it does."""
     can_disable: bool = True
     """Whether a condition may switch it off for an ablation."""
+    stages: tuple[Stage, ...] | None = None
+    """Stages this mechanism is expected to reach when it has work (docs/fidelity.md), e.g. a
+    retrieval leg `("eligible", "executed", "output", "selected", "in_prompt")`, a provider that
+    only executes `("eligible", "executed")`. None: `eligible` and `executed` only, so the audit
+    never calls it defective for producing no output."""
 
 
 class FidelityEvent(BaseModel):

@@ -328,11 +328,15 @@ class _Replay:
         self._in_prompt_events(fragments, step, row["probe_id"])
 
     def _in_prompt_events(self, fragments: list[Fragment], step: CheckpointStep, probe_id: str) -> None:
-        # The harness, not the adapter, knows what reached the answer prompt.
+        # The harness, not the adapter, knows what reached the answer prompt. Credit goes to the
+        # fragment's producers: a mechanism whose declared stages exclude `in_prompt` (a pass-through
+        # such as fusion or a cap) is not credited for what others produced (docs/fidelity.md).
+        passes = {m.name for m in self.adapter_cls.mechanisms if m.stages and "in_prompt" not in m.stages}
         by_mechanism: dict[str, list[str]] = {}
         for frag in fragments:
             for mech in frag.mechanisms:
-                by_mechanism.setdefault(mech, []).extend(frag.source_turn_ids)
+                if mech not in passes:
+                    by_mechanism.setdefault(mech, []).extend(frag.source_turn_ids)
         self.log.where = {"step": "assemble", "checkpoint": step.ordinal, "probe_id": probe_id}
         from lsrep.contract import FidelityEvent
 

@@ -59,11 +59,16 @@ class CallLog:
     failures: list[dict[str, Any]] = field(default_factory=list)
     where: dict[str, Any] = field(default_factory=dict)
 
-    def record_event(self, event: FidelityEvent) -> None:
+    def record_adapter_event(self, event: FidelityEvent) -> None:
+        """An event from the adapter. Only the harness's prompt assembler writes `in_prompt`; what a
+        system says about its own prompt is kept as its own stage, `reported_in_prompt`."""
+        self.record_event(event, stage="reported_in_prompt" if event.stage == "in_prompt" else None)
+
+    def record_event(self, event: FidelityEvent, *, stage: str | None = None) -> None:
         self.events.append({
             "run_id": self.run_id, "unit_id": self.unit_id, "seq": len(self.events),
             "step": self.where.get("step"), "checkpoint": self.where.get("checkpoint"),
-            "probe_id": self.where.get("probe_id"), "mechanism": event.mechanism, "stage": event.stage,
+            "probe_id": self.where.get("probe_id"), "mechanism": event.mechanism, "stage": stage or event.stage,
             "reason": event.reason, "count": event.count, "ids": json.dumps(list(event.ids)),
             "source_turn_ids": json.dumps(list(event.source_turn_ids)),
             "params": json.dumps(event.params, sort_keys=True, default=str),
@@ -89,7 +94,7 @@ class Guarded:
     def __init__(self, adapter: MemoryAdapter, log: CallLog) -> None:
         self.adapter = adapter
         self.log = log
-        adapter.bind_events(log.record_event)
+        adapter.bind_events(log.record_adapter_event)
 
     def call(self, step: str, fn, *args, checkpoint: int | None = None, probe_id: str | None = None,
              **kwargs) -> tuple[Any, float, BaseException | None]:

@@ -105,6 +105,7 @@ def validate_campaign(campaign: LoadedCampaign) -> dict[str, Any]:
             "adapter_version": cls.version, "options": opts.model_dump(mode="json"),
             "disable": list(cond.disable), "answer_mode": mode, "schedule": schedule.model_dump(mode="json"),
             "mechanisms": [m.name for m in cls.mechanisms],
+            "mechanism_stages": {m.name: list(m.stages) for m in cls.mechanisms if m.stages},
             "maintenance_operations": sorted(cls.maintenance_operations),
         }
     return described

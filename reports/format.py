@@ -195,7 +195,7 @@ def html_cell(v: Any, kind: str = "text", conditions: Sequence[str] = ()) -> Mar
             return Markup('<span class="badge b-{}" title="{}">{}</span>').format(
                 klass.split()[0] if klass else "x", klass, str(v).replace("_", " "))
         case "verdict":
-            return Markup('<span class="badge v-{}">{}</span>').format(str(v).split()[0], v)
+            return Markup('<span class="badge v-{}">{}</span>').format(str(v).split()[0], str(v).replace("_", " "))
         case "code":
             return Markup("<code>{}</code>").format(fmt_value(v))
         case "digest":

@@ -8,6 +8,7 @@ import json
 from collections import Counter, defaultdict
 from typing import Any
 
+from lsrep.reports import panels
 from lsrep.reports.common import Context, clip, expected_text, group
 from lsrep.reports.quality import aligned, comparisons
 from lsrep.reports.tree import Callout, Column, Facts, Section, Table
@@ -28,35 +29,40 @@ def fidelity(ctx: Context) -> tuple[Section, tuple[audit.MechanismAudit, ...]]:
     for m in mechanisms:
         c = m.counts
         rows.append({"condition": m.condition, "mechanism": m.mechanism + ("" if m.declared else " (undeclared)"),
-                     "eligible": c.eligible, "ineligible": c.ineligible, "executed": c.executed, "error": c.error,
-                     "output": c.output, "selected": c.selected, "in_prompt": c.in_prompt, "status": m.status,
-                     "class": m.klass, "verdict": m.verdict})
+                     "eligible": c.eligible, "ineligible": c.ineligible, "executed": c.executed,
+                     "skipped": c.skipped, "error": c.error, "output": c.output, "selected": c.selected,
+                     "in_prompt": c.in_prompt, "status": m.status, "verdict": m.verdict, "evidence": m.evidence})
     columns: tuple[Column, ...] = (
         Column("condition", "Condition", "condition"), Column("mechanism", "Mechanism", "code"),
         Column("eligible", "Eligible", "int"), Column("ineligible", "Inelig.", "int"),
-        Column("executed", "Executed", "int"), Column("error", "Error", "int"),
-        Column("output", "Output", "int"), Column("selected", "Selected", "int"),
-        Column("in_prompt", "In prompt", "int"), Column("status", "Status", "status"),
+        Column("executed", "Executed", "int"), Column("skipped", "Skipped", "int"),
+        Column("error", "Error", "int"), Column("output", "Output", "int"),
+        Column("selected", "Selected", "int"), Column("in_prompt", "In prompt", "int", "harness assembler"),
         Column("verdict", "Verdict", "verdict"),
+        Column("evidence", "Evidence", "text"),
     )
-    arows = [{"condition": m.condition, "mechanism": m.mechanism, "ablation": m.ablation.ablation,
-              "pairs": m.ablation.pairs, "probes": m.ablation.comparison.difference.clusters,
-              "pairs_probes": f"{m.ablation.pairs} / {m.ablation.comparison.difference.clusters}",
-              "effect": m.ablation.comparison.difference,
-              "flip": m.ablation.comparison.randomization.p_value,
-              "answers": m.ablation.changed_answers / m.ablation.pairs if m.ablation.pairs else None,
-              "contexts": (m.ablation.changed_contexts / m.ablation.pairs
-                           if m.ablation.pairs and m.ablation.changed_contexts is not None else None),
-              "verdict": m.verdict}
-             for m in mechanisms if m.ablation is not None]
+    arows = []
+    for m in mechanisms:
+        if m.ablation is None:
+            continue
+        e = m.ablation
+        arows.append({"condition": m.condition, "mechanism": m.mechanism, "ablation": e.ablation,
+                      "pairs_probes": f"{e.answers_share.n if e.answers_share else 0} / "
+                                      f"{e.answers_share.clusters if e.answers_share else 0}",
+                      "contexts": e.contexts_share, "answers": e.answers_share, "labels": e.labels_share,
+                      "effect": e.comparison.difference, "flip": e.comparison.randomization.p_value,
+                      "significant": e.significant_accuracy, "verdict": m.verdict})
     acolumns = (
         Column("condition", "Condition", "condition"), Column("mechanism", "Mechanism", "code"),
         Column("ablation", "Switched off in", "condition"),
         Column("pairs_probes", "Pairs / probes", "text", "n / clusters"),
+        Column("contexts", "Contexts changed", "rate_estimate", f"share of pairs, {ctx.settings.ci_label}"),
+        Column("answers", "Answers changed", "rate_estimate", "share of pairs"),
+        Column("labels", "Labels changed", "rate_estimate", "share of judged pairs"),
         Column("effect", "Δ accuracy on − off", "delta", f"{ctx.settings.ci_label}, cluster bootstrap over probes"),
         Column("flip", "Sign-flip p", "pvalue", f"resampling unit = {stats.PROBE_UNIT}: flips whole probes"),
-        Column("answers", "Answers changed", "share_bar", "share of pairs"),
-        Column("contexts", "Contexts changed", "share_bar", "share of pairs"),
+        Column("significant", "Significant accuracy effect", "bool",
+               f"sign-flip p < {ctx.settings.alpha} and CI excludes 0"),
         Column("verdict", "Verdict", "verdict"),
     )
     integrity = result.integrity
@@ -75,24 +81,32 @@ def fidelity(ctx: Context) -> tuple[Section, tuple[audit.MechanismAudit, ...]]:
         Column("budget_exceeded", "Over budget", "int", "retrieval budget"),
     )
     blocks: list[Any] = []
-    bad = [m for m in mechanisms if m.klass in ("defective", "never exercised")]
-    if bad:
-        names = ", ".join(f"{m.mechanism} ({m.condition}: {m.status})" for m in bad)
-        blocks.append(Callout("warn", f"{len(bad)} mechanism(s) never exercised or defective", names))
+    defective = [m for m in mechanisms if m.verdict == "defective"]
+    if defective:
+        names = "; ".join(f"{m.mechanism} ({m.condition}: {m.evidence})" for m in defective)
+        blocks.append(Callout("danger", f"{len(defective)} mechanism(s) defective", names))
+    never = [m for m in mechanisms if m.verdict == "never_exercised"]
+    if never:
+        names = ", ".join(f"{m.mechanism} ({m.condition})" for m in never)
+        blocks.append(Callout("warn", f"{len(never)} mechanism(s) never exercised by this campaign's inputs",
+                              names + ". No input met their condition; nothing can be said about them."))
     leaks = sum(i.leak_observations for i in integrity)
     if leaks:
         blocks.append(Callout("danger", f"{leaks} observation(s) with a proven leak",
                               "A fragment from a turn after the checkpoint reached the context: a defect of "
                               "the system or its adapter, not a scoring matter."))
     notes: tuple[str, ...] = (
-        "Status = the furthest stage the mechanism reached anywhere in the run (eligible → executed → "
-        "output → selected → in prompt). Never exercised: never eligible. Defective: eligible but not "
-        "executed, or executed with an error or with no output. `in prompt` events come from the harness, "
-        "from each fragment's mechanism attribution.",
+        "Verdicts (docs/fidelity.md): defective only with positive evidence — an error; eligible, never run, "
+        "no reason; ran with input yet never produced output where the adapter declares output; selected yet "
+        "never in the prompt; or ran while switched off. Idle: it had nothing to do. Disabled: switched off "
+        "by configuration or ablation. Never exercised: no input met its condition. Exercised: it ran (and "
+        "how far it got), with no ablation to measure its effect.",
+        "`In prompt` comes from the harness's prompt assembler alone, credited to the mechanisms each fragment "
+        "names as its producers; what a system reports about its own prompt is counted apart.",
         "Contributing needs a controlled contrast: a condition with the same system and options and exactly "
-        "this mechanism switched off. Contributing = sign-flip p (whole probes flipped) < "
-        f"{ctx.settings.alpha} and the {ctx.settings.ci_label} of the paired accuracy difference excludes "
-        "zero; otherwise no detected effect (which is not evidence of no effect).",
+        f"this mechanism switched off. Contributing = at least {audit.CONTRIBUTION_THRESHOLD:.0%} of pairs "
+        "changed context and at least as many changed answer, both intervals above zero; otherwise exercised "
+        "no effect (no detected effect, not evidence of none). The accuracy effect is a separate column.",
     )
     if not arows:
         notes += ("No condition of this campaign switches a mechanism off, so no mechanism can be called "
@@ -108,6 +122,7 @@ def fidelity(ctx: Context) -> tuple[Section, tuple[audit.MechanismAudit, ...]]:
               notes=("Unattributed: fragments citing no source turn, so leakage and evidence cannot be checked "
                      "for them. Proven leak: a fragment from a turn after the checkpoint.",)),
     ]
+    blocks += panels.diagnostics(ctx)
     return Section(
         "fidelity", "Fidelity audit",
         "Did each mechanism a system claims actually run and reach the answer? Counted from the fidelity "

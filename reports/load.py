@@ -89,7 +89,8 @@ def load_run(store: RunStore, run_id: str, judge: str = DETERMINISTIC) -> RunDat
     unit_condition = {u["unit_id"]: u["condition"] for u in store.rows(
         "select unit_id, condition from units where run_id = ?", [run_id])}
     events = store.rows(
-        "select unit_id, step, checkpoint, probe_id, mechanism, stage, reason, count from events "
+        "select unit_id, step, checkpoint, probe_id, mechanism, stage, reason, count, params, source_turn_ids "
+        "from events "
         "where run_id = ? order by unit_id, seq", [run_id])
     for ev in events:
         ev["condition"] = unit_condition.get(ev["unit_id"], ev["unit_id"].split("/")[0])

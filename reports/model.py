@@ -18,7 +18,7 @@ from lsrep.reports.load import DETERMINISTIC, RunData, apply_judge_of_record, lo
 from lsrep.reports.metrics import compute_metrics, metrics_record
 from lsrep.reports.tree import Callout, Report, Section
 
-from lsrep import stats
+from lsrep import audit, stats
 from lsrep.errors import LsrepError
 from lsrep.store import RunStore
 
@@ -53,7 +53,7 @@ def build_report(
     seed = int(data.manifest.get("campaign", {}).get("seed") or 0)
     ctx = Context(data, Settings(seed=seed, boot=boot), tuple(tuple(p) for p in compare or ()), store)
     ctx = replace(ctx, metrics=compute_metrics(ctx))
-    fidelity, _ = integrity.fidelity(ctx)
+    fidelity, audited = integrity.fidelity(ctx)
     sections: tuple[Section, ...] = (
         quality.headline(ctx), quality.over_time(ctx), quality.outcome_mix(ctx), quality.paired(ctx),
         quality.cost(ctx), quality.categories(ctx), quality.evidence(ctx), fidelity,
@@ -78,6 +78,7 @@ def build_report(
             "created_at": run["created_at"],
         },
         metrics=metrics_record(ctx, ctx.metrics),
+        fidelity=tuple(audit.fidelity_records(audited)),
     )
 
 

@@ -72,9 +72,11 @@ def render_markdown(report: Report) -> str:
 
 
 def render_json(report: Report) -> str:
-    tree = to_jsonable(dataclasses.replace(report, metrics={}))
+    tree = to_jsonable(dataclasses.replace(report, metrics={}, fidelity=()))
     tree.pop("metrics", None)
-    doc = {"schema": JSON_SCHEMA_VERSION, "run_id": report.run_id, **to_jsonable(report.metrics), "report": tree}
+    tree.pop("fidelity", None)
+    doc = {"schema": JSON_SCHEMA_VERSION, "run_id": report.run_id, **to_jsonable(report.metrics),
+           "fidelity": to_jsonable(report.fidelity), "report": tree}
     return json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False)
 
 

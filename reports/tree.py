@@ -100,6 +100,8 @@ class Report:
     """Judge, bootstrap settings, generation details."""
     metrics: dict[str, Any] = field(default_factory=dict)
     """The machine-readable metrics record (`reports.metrics`); JSON puts it at the top level."""
+    fidelity: tuple[dict[str, Any], ...] = ()
+    """Machine-readable fidelity audit, one record per (condition, mechanism) (`audit.fidelity_records`)."""
 
     def section(self, section_id: str) -> Section:
         for s in self.sections:

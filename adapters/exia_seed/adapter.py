@@ -89,8 +89,29 @@ class Options(BaseModel):
     fix_summary_lock: bool = False
 
 
+_TO_PROMPT = ("eligible", "executed", "output", "in_prompt")
+_STAGES: dict[str, tuple[str, ...]] = {
+    "recall.phase2": _TO_PROMPT, "tool.search": _TO_PROMPT, "tool.read": _TO_PROMPT,
+    "consolidate": ("eligible", "executed", "in_prompt"), "summaries": ("eligible", "executed", "in_prompt"),
+    "recall.graph": ("eligible", "executed", "in_prompt"),
+}
+"""Stages each mechanism is expected to reach when it has work (the rest: eligible, executed)."""
+
+CREDITED: frozenset[str] = frozenset({
+    "exia.recall.phase2", "exia.tool.search", "exia.tool.read", "exia.consolidate", "exia.summaries",
+    "exia.recall.graph",
+})
+"""Mechanisms that produce what a fragment shows (the block or tool reply that carries it, the
+consolidation that wrote the fact, the summary writer, the graph activation that reached the
+node). The cache, the checker and priming only pass facts through or reorder them."""
+
+# EXIA's reasons for not running, in the audit's vocabulary (docs/fidelity.md).
+_REASONS: dict[str, str] = {"rien en attente": "idle", "aucune arête": "idle"}
+
+
 def _m(name: str, description: str, can_disable: bool = False) -> MechanismSpec:
-    return MechanismSpec(name=f"exia.{name}", description=description, can_disable=can_disable)
+    return MechanismSpec(name=f"exia.{name}", description=description, can_disable=can_disable,
+                         stages=_STAGES.get(name))
 
 
 MECHANISMS: tuple[MechanismSpec, ...] = (
@@ -174,6 +195,23 @@ class ExiaSeedAdapter(MemoryAdapter):
                                redaction=self.options.host_redaction)
         self.host.add_provider(self.provider)
         self._pending, self._session = None, None
+        for mechanism, why in self._off_by_configuration():
+            self.emit(mechanism, "skipped", reason=f"disabled: {why}")
+
+    def _off_by_configuration(self) -> list[tuple[str, str]]:
+        """Mechanisms this configuration never engages (said once per reset, so the audit reads
+        them as switched off rather than as never exercised)."""
+        o = self.options
+        off = [("exia.recall.phase2", "phase = 1 (recall is journaled, not injected)") if o.phase == 1
+               else ("exia.recall.phase1", "phase = 2 (recall is injected)")]
+        if not o.auto_consolidate:
+            off.append(("exia.consolidate.trigger", "auto_consolidate = false (only forced consolidation)"))
+        if o.tools != "auto-read":
+            off.append(("exia.tool.read", f"tools = {o.tools!r}: the offline host never reads"))
+        if o.tools != "auto-search":
+            off.append(("exia.tool.search", f"tools = {o.tools!r}: the offline host never searches"))
+        off.append(("exia.tool.note", "the offline host stand-in never calls the note tool"))
+        return off
 
     def ingest(self, turn: ReplayTurn, *, now: datetime) -> None:
         # Idempotent per turn id: a redelivered turn (a retried ingest) changes nothing.
@@ -236,8 +274,10 @@ class ExiaSeedAdapter(MemoryAdapter):
             name, reply = tool
             placed += self._tool_fragments(name, json.loads(reply))
             parts.append(f"[tool {name}]\n{reply}")
-        self._report_in_prompt(placed)
-        return QueryResult(fragments=tuple(f for f, _ in placed), context_text="\n\n".join(parts) or None)
+        self._report_in_prompt(placed)  # the system's own account: every mechanism that touched a fact
+        fragments = tuple(f.model_copy(update={"mechanisms": tuple(m for m in f.mechanisms if m in CREDITED)})
+                          for f, _ in placed)
+        return QueryResult(fragments=fragments, context_text="\n\n".join(parts) or None)
 
     def _tool_call(self, question: str, status: Any, now: datetime) -> tuple[str, str] | None:
         if self.options.tools == "auto-search":
@@ -300,7 +340,13 @@ class ExiaSeedAdapter(MemoryAdapter):
     # -- events ---------------------------------------------------------------------------
     def _relay(self, event: StageEvent) -> None:
         turns = self.provider.origins(event.refs) if event.refs and self.provider else ()
-        self.emit(f"exia.{event.mechanism}", event.stage, reason=event.reason, count=event.count,
+        reason = event.reason
+        if event.stage in ("ineligible", "skipped") and reason:
+            if reason in _REASONS:
+                reason = f"{_REASONS[reason]}: {reason}"
+            elif reason.startswith("pas de dépôt Git"):
+                reason = f"disabled: {reason}"
+        self.emit(f"exia.{event.mechanism}", event.stage, reason=reason, count=event.count,
                   ids=event.ids, source_turn_ids=turns, params=dict(event.params))
 
     def _host_event(self, mechanism: str, stage: str, params: dict[str, Any]) -> None:

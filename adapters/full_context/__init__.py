@@ -30,7 +30,8 @@ class FullContextAdapter(MemoryAdapter):
     Options = FullContextOptions
     supports_snapshot = True
     mechanisms = (
-        MechanismSpec(name=ASSEMBLE, description="return the whole history in time order", can_disable=False),
+        MechanismSpec(name=ASSEMBLE, description="return the whole history in time order", can_disable=False,
+                      stages=("eligible", "executed", "output", "selected", "in_prompt")),
         MechanismSpec(name=TRUNCATE, description="drop the oldest turns beyond the context limit", can_disable=False),
     )
 
@@ -51,7 +52,7 @@ class FullContextAdapter(MemoryAdapter):
         if recall.lines:
             self.emit(ASSEMBLE, "output", count=len(recall.lines))
         needs_cut = recall.dropped_turns > 0
-        self.emit(TRUNCATE, "eligible" if needs_cut else "ineligible", reason=None if needs_cut else "within limit")
+        self.emit(TRUNCATE, "eligible" if needs_cut else "ineligible", reason=None if needs_cut else "idle: within limit")
         if needs_cut:
             self.emit(TRUNCATE, "executed", count=recall.dropped_turns,
                       params={"dropped_tokens": recall.dropped_tokens})

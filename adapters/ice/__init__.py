@@ -41,8 +41,24 @@ EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 CURSOR_FILE = "adapter-cursor.json"
 
 
+_FULL = ("eligible", "executed", "output", "selected", "in_prompt")
+_STAGES: dict[str, tuple[str, ...]] = {
+    **{f"leg.{leg}": _FULL for leg in
+       ("episodic_vector", "episodic_lexical", "graph", "procedural", "document", "summary")},
+    "slots": _FULL, "recent_window": _FULL, "mera": ("eligible", "executed", "output", "in_prompt"),
+}
+"""Stages each mechanism is expected to reach when it has work (the rest: eligible, executed)."""
+
+# ICE's reasons for not running, in the audit's vocabulary (docs/fidelity.md).
+_REASONS: dict[str, str] = {
+    "no pending turns": "idle", "fewer than 20 unsummarised turns": "idle",
+    "no slots": "disabled",  # the `slots` option is empty: nothing is configured to place
+}
+
+
 def _m(name: str, description: str, can_disable: bool = True) -> MechanismSpec:
-    return MechanismSpec(name=PREFIX + name, description=description, can_disable=can_disable)
+    return MechanismSpec(name=PREFIX + name, description=description, can_disable=can_disable,
+                         stages=_STAGES.get(name))
 
 
 MECHANISMS: tuple[MechanismSpec, ...] = (
@@ -124,8 +140,8 @@ class Options(BaseModel):
     config: dict[str, Any] = Field(default_factory=dict)
     """Overrides of any other `IceConfig` field (validated; unknown keys are errors)."""
     report_in_prompt: bool = False
-    """Relay ICE's own `in_prompt` events. The harness also derives `in_prompt` from the
-    returned fragments; switch this off to leave that stage to the harness alone."""
+    """Relay ICE's own `in_prompt` events. The harness derives `in_prompt` from the returned
+    fragments and stores relayed ones apart, as `reported_in_prompt` (docs/fidelity.md)."""
 
 
 def build_config(options: Options, setup: AdapterSetup) -> IceConfig:
@@ -189,7 +205,10 @@ class IceAdapter(MemoryAdapter):
     def _relay(self, event: StageEvent) -> None:
         if event.stage == "in_prompt" and not self.options.report_in_prompt:
             return
-        self.emit(PREFIX + event.mechanism, event.stage, reason=event.reason, count=event.count,
+        reason = event.reason
+        if reason in _REASONS and event.stage in ("ineligible", "skipped"):
+            reason = f"{_REASONS[reason]}: {reason}"
+        self.emit(PREFIX + event.mechanism, event.stage, reason=reason, count=event.count,
                   ids=event.ids, source_turn_ids=event.source_turn_ids, params=event.params)
 
     # -- identity ------------------------------------------------------------------------

@@ -75,8 +75,34 @@ EVENT_NAMES: dict[str, str] = {
 SYSTEM_NAMES: dict[str, str] = {v: k for k, v in EVENT_NAMES.items()}
 
 
+_FULL = ("eligible", "executed", "output", "selected", "in_prompt")
+_PRODUCES = ("eligible", "executed", "output", "in_prompt")
+_FEEDS = ("eligible", "executed", "in_prompt")
+_STAGES: dict[str, tuple[str, ...]] = {
+    "thalia.inspector.grep": _FULL, "thalia.recall.fts": _FULL, "thalia.retriever.lexical": _FULL,
+    "thalia.retriever.semantic": _FULL, "thalia.memory.snapshot": _FULL,
+    "thalia.inspector.fallback_order": _PRODUCES, "thalia.inspector.fallback_overlap": _PRODUCES,
+    "thalia.gate.consolidate": _PRODUCES, "thalia.inspector.adaptive_windows": _FEEDS,
+    "thalia.retriever.prf": _FEEDS,
+}
+"""Stages each mechanism is expected to reach when it has work (the rest: eligible, executed)."""
+
+CREDITED: frozenset[str] = frozenset(m for m, st in _STAGES.items() if "in_prompt" in st)
+"""Mechanisms that *produce* a prompt fragment (a window, a lane hit, a bullet). Fusion, recency,
+MMR, the partition filter and the budget only reorder or cut what others produced, so a fragment
+is not attributed to them (its `in_prompt` credit goes to its producers)."""
+
+# THALIA's reasons for not running, in the audit's vocabulary (docs/fidelity.md).
+_REASONS: dict[str, str] = {
+    "adaptive_windows is off": "disabled", "mmr is off": "disabled", "query_expansion is off": "disabled",
+    "recall is off": "disabled", "recency_weight is 0": "disabled", "verify is off": "disabled",
+    "records within threshold": "idle",
+}
+
+
 def _m(name: str, description: str, can_disable: bool = True) -> MechanismSpec:
-    return MechanismSpec(name=name, description=description, can_disable=can_disable)
+    return MechanismSpec(name=name, description=description, can_disable=can_disable,
+                         stages=_STAGES.get(name))
 
 
 MECHANISMS: tuple[MechanismSpec, ...] = (
@@ -248,7 +274,10 @@ class ThaliaAdapter(MemoryAdapter):
         return self.thalia
 
     def _relay(self, event: StageEvent) -> None:
-        self.emit(EVENT_NAMES[event.mechanism], event.stage, reason=event.reason,  # type: ignore[arg-type]
+        reason = event.reason
+        if reason in _REASONS and event.stage in ("ineligible", "skipped"):
+            reason = f"{_REASONS[reason]}: {reason}"
+        self.emit(EVENT_NAMES[event.mechanism], event.stage, reason=reason,  # type: ignore[arg-type]
                   count=event.count, ids=event.ids, source_turn_ids=event.source_turn_ids,
                   params=event.params)
 
@@ -297,11 +326,13 @@ class ThaliaAdapter(MemoryAdapter):
                 text=bullet.text, source_turn_ids=(source,) if source else (),
                 tokens=token_count(bullet.text), kind="memory",
                 mechanisms=("thalia.memory.snapshot", "thalia.gate.consolidate")))
+        produced = lambda names: tuple(dict.fromkeys(  # noqa: E731
+            EVENT_NAMES[m] for m in names if EVENT_NAMES[m] in CREDITED))
         for r in out.retriever.inline:
             w = r.window
             fragments.append(Fragment(
                 text=w.text, source_turn_ids=(w.source_id,), tokens=token_count(w.text),
-                mechanisms=tuple(EVENT_NAMES[m] for m in out.attribution.get(w.window_id, ())),
+                mechanisms=produced(out.attribution.get(w.window_id, ())),
                 score=r.score, kind="recalled" if w.origin == "recall" else "evidence"))
         withheld = out.retriever.ranked[len(out.retriever.inline):]
         user = out.reasoner.messages[-1]["content"] if out.reasoner.messages else ""

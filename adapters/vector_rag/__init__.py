@@ -31,7 +31,8 @@ class VectorRagAdapter(MemoryAdapter):
     Options = VectorRagOptions
     supports_snapshot = True
     mechanisms = (
-        MechanismSpec(name=RETRIEVE, description="top-k turns by cosine similarity", can_disable=False),
+        MechanismSpec(name=RETRIEVE, description="top-k turns by cosine similarity", can_disable=False,
+                      stages=("eligible", "executed", "output", "selected", "in_prompt")),
     )
 
     def reset(self, *, conversation_id: str, now: datetime) -> None:

@@ -76,6 +76,8 @@ class LegContext:
     procedures: ProcedureStore
     documents: DocumentStore
     summaries: SummaryStore
+    idle: dict[str, str] = field(default_factory=dict)
+    """Leg → why it had nothing to do (set by a leg that ran correctly and matched nothing)."""
 
 
 def _episodic_candidates(ctx: LegContext, leg: str, ids: list[str]) -> list[Candidate]:
@@ -97,6 +99,7 @@ def leg_episodic_vector(ctx: LegContext, depth: int) -> list[Candidate]:
 
 def leg_episodic_lexical(ctx: LegContext, depth: int) -> list[Candidate]:
     topic = ctx.cls.topic if ctx.config.cluster_scope and ctx.cls.topic != "general" else None
+    ctx.idle["episodic_lexical"] = "no stored turn shares a term with the query"
     return _episodic_candidates(ctx, "episodic_lexical",
                                 ctx.episodic.lexical_search(ctx.query, depth, topic))
 
@@ -129,6 +132,8 @@ def leg_graph(ctx: LegContext, depth: int) -> list[Candidate]:
     history = bool(_HISTORY_CUES.search(ctx.query)) or ctx.cls.intent == "temporal"
     scope = ctx.conversation_id if cfg.graph_conversation_scope else None
     reached = codex.traverse(seeds, cfg.traversal_depth, scope) if seeds else {}
+    ctx.idle["graph"] = ("the resolved entities have no current edges" if seeds
+                         else "no entity of the query resolves in the graph")
     scored: list[tuple[float, str, Candidate]] = []
     named_ids = {eid for eid, _how in named}
     for eid, (hop, path) in reached.items():
@@ -152,6 +157,7 @@ def leg_graph(ctx: LegContext, depth: int) -> list[Candidate]:
         else:
             mera_ids = codex.enumerate_category(category, depth)
             ctx.emit("mera", "executed", count=len(mera_ids), ids=tuple(mera_ids),
+                     reason=None if mera_ids else f"idle: no {category} entity in the graph",
                      params={"category": category})
     else:
         ctx.emit("mera", "ineligible",
@@ -203,6 +209,9 @@ def _entity_candidate(ctx: LegContext, eid: str, *, history: bool, scope: str | 
 def leg_procedural(ctx: LegContext, depth: int) -> list[Candidate]:
     ids = ctx.procedures.search(ctx.query, ctx.qvec, depth, ctx.config.procedural_trigger_cosine,
                                 wrong_field=ctx.config.seed_defects.procedural_leg)
+    if not ctx.config.seed_defects.procedural_leg:
+        # The defective path cannot know it missed; only the correct one may say "nothing matched".
+        ctx.idle["procedural"] = "no active pattern's trigger matches the query"
     out = []
     for rank, pid in enumerate(ids, start=1):
         p = ctx.procedures.get(pid)
@@ -215,6 +224,8 @@ def leg_procedural(ctx: LegContext, depth: int) -> list[Candidate]:
 def leg_document(ctx: LegContext, depth: int) -> list[Candidate]:
     ids = ctx.documents.search(ctx.query, ctx.qvec, depth, ctx.config.rrf_k,
                                wrong_key=ctx.config.seed_defects.document_leg)
+    if not ctx.config.seed_defects.document_leg:
+        ctx.idle["document"] = "no document chunk matches the query"
     out = []
     for rank, cid in enumerate(ids, start=1):
         chunk = ctx.documents.get(cid)
@@ -281,7 +292,8 @@ def run_legs(ctx: LegContext, weights: dict[str, float]) -> dict[str, list[Candi
         except Exception as exc:  # a failing leg is reported, not fatal (audit: defective)
             ctx.emit(name, "error", reason=f"{type(exc).__name__}: {exc}")
             continue
-        ctx.emit(name, "executed", count=len(cands), params={"depth": depth})
+        idle = f"idle: {ctx.idle[leg]}" if not cands and leg in ctx.idle else None
+        ctx.emit(name, "executed", count=len(cands), reason=idle, params={"depth": depth})
         if cands:
             ctx.emit(name, "output", count=len(cands), ids=tuple(c.id for c in cands),
                      source_turn_ids=_turns(cands))

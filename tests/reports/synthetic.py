@@ -14,7 +14,8 @@ CHECKPOINTS = 3
 SCHEDULE = {"name": "session-end", "version": 1, "access": "isolated", "clock": "timestamps"}
 BASE = {"system": "toy", "adapter": "adapters.toy:ToyAdapter", "adapter_version": "1", "options": {"k": 3},
         "disable": [], "answer_mode": "context", "schedule": SCHEDULE,
-        "mechanisms": ["toy.lex", "toy.graph", "toy.broken", "toy.idle"], "maintenance_operations": ["consolidate"]}
+        "mechanisms": ["toy.lex", "toy.graph", "toy.broken", "toy.idle"],
+        "mechanism_stages": {"toy.broken": ["eligible", "executed", "output"]}, "maintenance_operations": ["consolidate"]}
 CONDITIONS = {"toy": BASE, "toy-no-graph": {**BASE, "disable": ["toy.graph"]}}
 
 

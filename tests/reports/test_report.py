@@ -124,10 +124,11 @@ def test_synthetic_run_ablation_judges_and_failures(synthetic_store):
     (contrast,) = tables(report.section("fidelity"))[1].rows
     assert (contrast["mechanism"], contrast["ablation"]) == ("toy.graph", "toy-no-graph")
     assert contrast["effect"].value > 0 and contrast["flip"] < 0.05 and contrast["verdict"] == "contributing"
-    assert fidelity[("toy", "toy.broken")]["class"] == "defective"
-    assert fidelity[("toy", "toy.idle")]["verdict"] == "never exercised"
+    assert fidelity[("toy", "toy.broken")]["verdict"] == "defective"
+    assert fidelity[("toy", "toy.idle")]["verdict"] == "never_exercised"
     assert fidelity[("toy-no-graph", "toy.graph")]["status"] == "disabled"
-    assert fidelity[("toy", "toy.lex")]["verdict"] == "reaches the prompt"
+    assert fidelity[("toy-no-graph", "toy.graph")]["verdict"] == "disabled"
+    assert fidelity[("toy", "toy.lex")]["verdict"] == "exercised"
     integrity = {r["condition"]: r for r in tables(report.section("fidelity"))[2].rows}
     assert integrity["toy-no-graph"]["unattributed_fragments"] == 48
     assert integrity["toy"]["leak_observations"] == 1

@@ -8,52 +8,80 @@ import pytest
 from lsrep import audit
 
 
-def events(condition: str, mechanism: str, *stages: str, times: int = 1) -> list[dict]:
-    return [{"condition": condition, "mechanism": mechanism, "stage": s} for _ in range(times) for s in stages]
+def events(condition: str, mechanism: str, *stages: str, times: int = 1, reason: str | None = None) -> list[dict]:
+    return [{"condition": condition, "mechanism": mechanism, "stage": s, "reason": reason}
+            for _ in range(times) for s in stages]
 
 
-@pytest.mark.parametrize(("stages", "status", "klass"), [
-    ((), "never_eligible", "never exercised"),
-    (("ineligible", "ineligible"), "never_eligible", "never exercised"),
-    (("eligible", "skipped"), "eligible_not_executed", "defective"),
-    (("eligible", "executed", "error"), "executed_error", "defective"),
-    (("eligible", "executed"), "executed_no_output", "defective"),
-    (("eligible", "executed", "output"), "output_not_selected", "ran without reaching the prompt"),
-    (("eligible", "executed", "output", "selected"), "selected_not_in_prompt", "ran without reaching the prompt"),
-    (("eligible", "executed", "output", "selected", "in_prompt"), "reached_prompt", "reaches the prompt"),
-    # A mechanism that never reports eligibility but reaches the prompt was evidently eligible.
-    (("in_prompt",), "reached_prompt", "reaches the prompt"),
+FULL = ["eligible", "executed", "output", "selected", "in_prompt"]
+
+
+@pytest.mark.parametrize(("stages", "reason", "applicable", "status", "verdict"), [
+    ((), None, None, "never_eligible", "never_exercised"),
+    (("ineligible", "ineligible"), "store empty", None, "never_eligible", "never_exercised"),
+    (("ineligible",), "disabled: mmr is off", None, "disabled", "disabled"),
+    (("ineligible",), "off by configuration", None, "disabled", "disabled"),  # older adapters' wording
+    (("eligible", "skipped"), "disabled", None, "disabled", "disabled"),
+    (("ineligible",), "idle: within limit", None, "never_eligible", "idle"),
+    (("eligible", "executed"), "idle: nothing over the cap", FULL, "executed_no_output", "idle"),
+    (("eligible", "skipped"), "read-only probe", None, "eligible_not_executed", "idle"),
+    # Positive evidence of a defect:
+    (("eligible",), None, None, "eligible_not_executed", "defective"),
+    (("eligible", "executed", "error"), "boom", None, "executed_error", "defective"),
+    (("eligible", "executed"), None, FULL, "executed_no_output", "defective"),
+    (("eligible", "executed", "output", "selected"), None, FULL, "selected_not_in_prompt", "defective"),
+    # No output where none is declared is no defect (the default for adapters that declare nothing).
+    (("eligible", "executed"), None, None, "executed_no_output", "exercised"),
+    (("eligible", "executed", "output"), None, FULL[:3], "output_not_selected", "exercised"),
+    (("eligible", "executed", "output", "selected", "in_prompt"), None, FULL, "reached_prompt", "exercised"),
+    (("in_prompt",), None, None, "reached_prompt", "exercised"),
 ])
-def test_every_status_is_classified(stages, status, klass):
-    conditions = {"c": {"system": "s", "mechanisms": ["m"], "disable": []}}
-    (row,) = audit.audit_fidelity(events("c", "m", *stages), conditions)
-    assert (row.status, row.klass, row.verdict) == (status, klass, klass)
-    assert row.declared
+def test_every_stage_pattern_gets_its_verdict(stages, reason, applicable, status, verdict):
+    spec = {"system": "s", "mechanisms": ["m"], "disable": []}
+    if applicable:
+        spec["mechanism_stages"] = {"m": applicable}
+    (row,) = audit.audit_fidelity(events("c", "m", *stages, reason=reason), {"c": spec})
+    assert (row.status, row.verdict) == (status, verdict), row.evidence
+    assert row.declared and row.evidence
 
 
-def test_furthest_stage_wins_over_occasional_errors():
+def test_occasional_errors_are_defective_even_when_it_also_reached_the_prompt():
     stream = events("c", "m", "eligible", "executed", "error", times=3) + events(
         "c", "m", "eligible", "executed", "output", "selected", "in_prompt")
     (row,) = audit.audit_fidelity(stream, {"c": {"mechanisms": ["m"]}})
-    assert row.status == "reached_prompt"
+    assert row.status == "reached_prompt" and row.verdict == "defective"
+    assert "failed 3" in row.evidence
     assert (row.counts.error, row.counts.executed, row.counts.in_prompt) == (3, 4, 1)
 
 
-def test_declared_without_events_is_never_eligible_and_undeclared_is_reported():
+def test_declared_without_events_is_never_exercised_and_undeclared_is_reported():
     conditions = {"c": {"system": "s", "mechanisms": ["quiet", "loud"], "disable": []}}
     stream = events("c", "loud", "eligible", "executed", "output", "selected", "in_prompt") + events(
         "c", "stray", "in_prompt")
     rows = {r.mechanism: r for r in audit.audit_fidelity(stream, conditions)}
-    assert rows["quiet"].status == "never_eligible" and rows["quiet"].klass == "never exercised"
-    assert rows["loud"].status == "reached_prompt"
+    assert rows["quiet"].verdict == "never_exercised"
+    assert rows["loud"].status == "reached_prompt" and rows["loud"].verdict == "exercised"
     assert rows["stray"].declared is False
 
 
 def test_defective_procedural_leg_like_ice_i1():
-    # Eligible and executed on every probe, never any output: "defective", not "never exercised".
+    # Eligible and executed on every probe with a leg's declared stages, never any output: defective.
     stream = events("ice", "ice.leg.procedural", "eligible", "executed", times=12)
-    (row,) = audit.audit_fidelity(stream, {"ice": {"mechanisms": ["ice.leg.procedural"]}})
-    assert row.status == "executed_no_output" and row.klass == "defective"
+    spec = {"mechanisms": ["ice.leg.procedural"], "mechanism_stages": {"ice.leg.procedural": FULL}}
+    (row,) = audit.audit_fidelity(stream, {"ice": spec})
+    assert row.verdict == "defective" and "never produced output" in row.evidence
+    # The same leg saying, when it ran, that nothing matched is idle, not defective.
+    idle = events("ice", "ice.leg.procedural", "eligible", "executed", times=12, reason="idle: no trigger matches")
+    (row,) = audit.audit_fidelity(idle, {"ice": spec})
+    assert row.verdict == "idle"
+
+
+def test_a_switched_off_mechanism_is_disabled_unless_it_ran():
+    spec = {"mechanisms": ["m"], "disable": ["m"]}
+    (row,) = audit.audit_fidelity(events("c", "m", "eligible", "skipped", reason="disabled"), {"c": spec})
+    assert row.verdict == "disabled"
+    (row,) = audit.audit_fidelity(events("c", "m", "eligible", "executed", "output"), {"c": spec})
+    assert row.verdict == "defective" and "switched off" in row.evidence
 
 
 def test_find_ablations_needs_same_setup_and_exactly_one_more_mechanism_off():
@@ -105,8 +133,13 @@ def test_an_ablation_pair_yields_a_paired_effect_and_contributing():
     # ablated condition is wrong (16 probes x 3).
     assert (graph.ablation.pairs, graph.ablation.changed_answers, graph.ablation.changed_contexts) == (60, 36, 48)
     assert graph.verdict == "contributing" and graph.klass == "reaches the prompt"
+    # 48 of 60 contexts changed (80%), 36 of 60 answers (60%), each interval above zero.
+    assert graph.ablation.contexts_share.value == pytest.approx(0.8)
+    assert graph.ablation.answers_share.value == pytest.approx(0.6)
+    assert graph.ablation.contexts_share.interval[0] > 0 and graph.ablation.answers_share.clusters == 20
+    assert graph.ablation.significant_accuracy
     assert rows[("no-graph", "graph")].status == "disabled"
-    assert rows[("no-graph", "graph")].klass == "switched off"
+    assert rows[("no-graph", "graph")].verdict == "disabled"
     assert rows[("base", "lex")].ablation is None
 
 
@@ -118,7 +151,23 @@ def test_an_ablation_without_effect_is_no_detected_effect():
     graph = rows[("base", "graph")]
     assert graph.ablation.comparison.difference.value == 0.0
     assert graph.ablation.comparison.mcnemar.p_value == 1.0
-    assert graph.verdict == "no detected effect"
+    assert graph.verdict == "exercised_no_effect"
+    assert not graph.ablation.significant_accuracy
+    # Half the contexts changed, no answer did: changing contexts alone is not contributing.
+    assert graph.ablation.contexts_share.value == pytest.approx(0.5)
+    assert graph.ablation.answers_share.value == 0.0
+
+
+def test_contributing_does_not_need_an_accuracy_effect():
+    # Switching graph off changes every answer text, but as many pairs gain as lose credit.
+    conditions, stream = ablation_setup()
+    base = outcome_rows("base", lambda i, cp: i % 2 == 0)
+    off = [{**o, "correct": 1 - o["correct"], "answer": o["answer"] + "-off", "context": ("other",)}
+           for o in outcome_rows("no-graph", lambda i, cp: i % 2 == 0)]
+    rows = {(r.condition, r.mechanism): r for r in audit.audit_fidelity(stream, conditions, outcomes=base + off)}
+    graph = rows[("base", "graph")]
+    assert graph.verdict == "contributing"
+    assert graph.ablation.comparison.difference.value == 0.0 and not graph.ablation.significant_accuracy
 
 
 def test_integrity_counts():
