@@ -92,7 +92,8 @@ def cmd_run(args) -> int:
 
     executor = make_executor(args.executor, args.workers, args.address)
     outcome = run_campaign(args.campaign, executor=executor, progress=not args.quiet and sys.stderr.isatty(),
-                           fresh=args.fresh, store_path=Path(args.store) if args.store else None)
+                           fresh=args.fresh, store_path=Path(args.store) if args.store else None,
+                           adapter_host=args.adapter_host)
     verb = "resumed" if outcome.resumed else "ran"
     print(f"{verb} run {outcome.run_id}: {outcome.units_run} unit(s) replayed, "
           f"{outcome.units_skipped} already stored, {outcome.failed_units} failed")
@@ -194,6 +195,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--executor", default="auto", choices=["auto", "in-process", "process", "ray"])
     sp.add_argument("--workers", type=int, default=1)
     sp.add_argument("--address", default=None, help="Ray cluster address (default: start Ray locally)")
+    sp.add_argument("--adapter-host", choices=["process", "in-process"], default=None,
+                    help="where adapters run (default: the campaign's adapter_host, else process); "
+                         "in-process is for debugging and is marked in the run's manifest and report")
     sp.add_argument("--summary", action="store_true", help="print the summary table afterwards")
     sp.add_argument("--quiet", action="store_true", help="no progress bar")
 

@@ -35,6 +35,7 @@ from lsrep.contract import (
 from lsrep.embed.hashing import HashingEmbedder
 from lsrep.errors import ConfigError
 from lsrep.harness import build_adapter, validate_condition
+from lsrep.host import check_mode
 from lsrep.text import estimate_tokens
 
 Status = Literal["passed", "failed", "skipped", "info"]
@@ -230,10 +231,12 @@ def replay_scenario(inst: Instance, *, redeliver: bool = False) -> Replay:
 class Subject:
     """The adapter under test: builds fresh instances in a private folder and memoises clean replays."""
 
-    def __init__(self, system: str, options: dict[str, Any] | None = None) -> None:
+    def __init__(self, system: str, options: dict[str, Any] | None = None, adapter_host: str = "process") -> None:
         self.system = system
         self.options = dict(options or {})
         self.cls, self.validated = validate_condition(system, self.options, (), CONDITION)
+        self.adapter_host = check_mode(adapter_host)
+        self._host: Any = None
         self._tmp = tempfile.TemporaryDirectory(prefix="lsrep-conformance-")
         self._instances: list[Instance] = []
         self._replays: dict[str, Replay | BaseException] = {}
@@ -242,11 +245,24 @@ class Subject:
         cls, opts = validate_condition(self.system, self.options, disable, CONDITION)
         state_dir = Path(self._tmp.name) / f"instance-{len(self._instances)}"
         state_dir.mkdir()
-        adapter = build_adapter(cls, opts, disable=disable, state_dir=state_dir, retrieval_budget=retrieval_budget,
-                                embedder=HashingEmbedder(), llm=None, seed=SEED)
+        if self.adapter_host == "in-process":
+            adapter = build_adapter(cls, opts, disable=disable, state_dir=state_dir,
+                                    retrieval_budget=retrieval_budget, embedder=HashingEmbedder(), llm=None, seed=SEED)
+        else:
+            adapter = self._hosted(cls, disable, retrieval_budget)
         inst = Instance(adapter)
         self._instances.append(inst)
         return inst
+
+    def _hosted(self, cls: type[MemoryAdapter], disable: tuple[str, ...], retrieval_budget: int | None) -> Any:
+        # One host process for the whole suite; every instance is built fresh inside it.
+        from lsrep.host.client import HostedAdapter, HostProcess, import_path
+
+        if self._host is None:
+            self._host = HostProcess(embedder=HashingEmbedder())
+            self._host.start_path(import_path(cls))
+        return HostedAdapter(self._host, cls, options=self.options, disable=disable,
+                             retrieval_budget=retrieval_budget, seed=SEED, owns_host=False)
 
     def replay(self, label: str) -> Replay:
         """A clean replay in its own instance; `a` and `b` are two identical ones."""
@@ -266,6 +282,8 @@ class Subject:
                 inst.adapter.close()
             except Exception:  # noqa: BLE001, S110 - closing is best effort once the verdicts are in
                 pass
+        if self._host is not None:
+            self._host.close()
         self._tmp.cleanup()
 
 
@@ -721,10 +739,14 @@ def select_checks(names: Iterable[str] | None) -> list[Check]:
 
 
 def run_conformance(system: str, options: dict[str, Any] | None = None,
-                    checks: Iterable[str] | None = None) -> ConformanceReport:
-    """Check one adapter (registered name or `module:Class`) with the given options."""
+                    checks: Iterable[str] | None = None, adapter_host: str = "process") -> ConformanceReport:
+    """Check one adapter (registered name or `module:Class`) with the given options.
+
+    The adapter runs in an adapter host process, as in a campaign (`adapter_host="in-process"`
+    builds it in this process instead, for debugging).
+    """
     selected = [c.name for c in select_checks(checks)]
-    subject = Subject(system, options)
+    subject = Subject(system, options, adapter_host)
     try:
         results = run_checks(subject, selected)
     finally:

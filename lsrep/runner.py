@@ -27,6 +27,7 @@ from lsrep.engine import UnitTask, unit_seed
 from lsrep.errors import ConfigError
 from lsrep.executors.local import Executor, InProcessExecutor
 from lsrep.harness import validate_condition
+from lsrep.host import check_mode, describe_host
 from lsrep.judge.campaign import build_judge, judge_unit_tables
 from lsrep.plan import ReplayPlan, plan_replay
 from lsrep.protocol.campaign import LoadedCampaign, load_campaign
@@ -177,13 +178,18 @@ def _new_run_id(campaign_sha: str) -> str:
 
 
 def run_campaign(path: Path | str, *, executor: Executor | None = None, progress: bool = False,
-                 fresh: bool = False, store_path: Path | None = None) -> RunOutcome:
-    """Run (or resume) a campaign file; returns where the results are."""
+                 fresh: bool = False, store_path: Path | None = None, adapter_host: str | None = None) -> RunOutcome:
+    """Run (or resume) a campaign file; returns where the results are.
+
+    `adapter_host` overrides the campaign's `adapter_host` (`process` or `in-process`).
+    """
     campaign = load_campaign(path)
+    host_mode = check_mode(adapter_host or campaign.spec.adapter_host)
     inputs = load_inputs(campaign)
     conditions = validate_campaign(campaign)
     plans = plan_all(campaign, inputs)
     manifest = build_manifest(campaign, conditions, plans)
+    manifest["adapter_host"] = describe_host(host_mode)
     input_digest = hashlib.sha256(
         json.dumps({k: v["sha256"] for k, v in manifest["inputs"].items()}, sort_keys=True).encode()
     ).hexdigest()
@@ -200,7 +206,8 @@ def run_campaign(path: Path | str, *, executor: Executor | None = None, progress
         store.write_turns(run_id, tid, turn_rows(run_id, trajectory, plan))
 
     done = store.finished_units(run_id)
-    tasks = [t for t in _tasks(run_id, campaign, inputs, plans, progress, store.path) if t.unit_id not in done]
+    tasks = [t for t in _tasks(run_id, campaign, inputs, plans, progress, store.path, host_mode)
+             if t.unit_id not in done]
     judges = [(j, build_judge(j, store.path)) for j in campaign.spec.judges if j.kind != "deterministic"]
     executor = executor or InProcessExecutor()
     failed = 0
@@ -214,7 +221,7 @@ def run_campaign(path: Path | str, *, executor: Executor | None = None, progress
 
 
 def _tasks(run_id: str, campaign: LoadedCampaign, inputs, plans, progress: bool,
-           store_path: Path) -> list[UnitTask]:
+           store_path: Path, host_mode: str = "process") -> list[UnitTask]:
     spec = campaign.spec
     tasks = []
     for cond in spec.conditions:
@@ -229,7 +236,7 @@ def _tasks(run_id: str, campaign: LoadedCampaign, inputs, plans, progress: bool,
                     answer_mode=cond.answer_mode or spec.answer_mode, answerer=spec.answerer,
                     embedder=spec.embedder, retrieval_budget=spec.retrieval_budget, repetition=rep,
                     seed=unit_seed(spec.seed, cond.name, tid, rep), progress=progress,
-                    store_path=str(store_path),
+                    store_path=str(store_path), adapter_host=host_mode,
                 ))
     return tasks
 
