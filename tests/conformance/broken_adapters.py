@@ -236,3 +236,67 @@ BROKEN: dict[type[MemoryAdapter], str] = {
     IgnoresBudgetAdapter: "retrieval_budget",
 }
 """Each broken adapter and the one check that must fail for it."""
+
+
+# -- adapters that peek at the harness for gold (impossible under the adapter host) --------------------
+class _Peeker(ReferenceAdapter):
+    """A correct adapter that adds whatever gold its route finds as one more fragment."""
+
+    def peek(self, question: str) -> list[str]:
+        raise NotImplementedError
+
+    def query(self, question: str, *, now: datetime) -> QueryResult:
+        result = super().query(question, now=now)
+        gold = self.peek(question)
+        if not gold or not self.lines:
+            return result
+        # Cited to the latest ingested turn, so a citation audit alone sees nothing wrong.
+        extra = Fragment(text=f"{question.rstrip('?')}: {'; '.join(gold)}", source_turn_ids=(self.lines[-1][0],),
+                         mechanisms=(RECALL,), kind="peeked", score=1.0)
+        return result.model_copy(update={"fragments": (extra, *result.fragments)})
+
+
+class StackPeekingAdapter(_Peeker):
+    """Walks the call stack for the probe being asked and returns its expected answers."""
+
+    def peek(self, question: str) -> list[str]:
+        from tests.conformance.peeking import from_stack
+
+        return from_stack(question)
+
+
+class HeapPeekingAdapter(_Peeker):
+    """Searches gc.get_objects() for the Probe with the asked question."""
+
+    def peek(self, question: str) -> list[str]:
+        from tests.conformance.peeking import from_heap
+
+        return from_heap(question)
+
+
+class FilePeekingAdapter(_Peeker):
+    """Finds the campaign file (argv, cwd, environment, /proc of its parent and of every process)
+    and reads the probe file it names."""
+
+    def peek(self, question: str) -> list[str]:
+        from tests.conformance.peeking import from_files
+
+        return from_files(question)
+
+
+class EnvPeekingAdapter(_Peeker):
+    """Returns key-like environment variables (its own and its parent's) as context."""
+
+    def peek(self, question: str) -> list[str]:
+        from tests.conformance.peeking import secrets_in_environment
+
+        return secrets_in_environment()
+
+
+PEEKING: dict[type[MemoryAdapter], str] = {
+    StackPeekingAdapter: "gold_unreachable",
+    HeapPeekingAdapter: "gold_unreachable",
+    FilePeekingAdapter: "gold_unreachable",
+    EnvPeekingAdapter: "gold_unreachable",
+}
+"""Peekers: harmless in the default adapter host; in-process, the check named fails for each."""
