@@ -174,6 +174,7 @@ class ExiaSeedAdapter(MemoryAdapter):
                                redaction=self.options.host_redaction)
         self.host.add_provider(self.provider)
         self._pending, self._session = None, None
+        self._reported: set[str] = set()
 
     def ingest(self, turn: ReplayTurn, *, now: datetime) -> None:
         # Idempotent per turn id: a redelivered turn (a retried ingest) changes nothing.
@@ -237,6 +238,7 @@ class ExiaSeedAdapter(MemoryAdapter):
             placed += self._tool_fragments(name, json.loads(reply))
             parts.append(f"[tool {name}]\n{reply}")
         self._report_in_prompt(placed)
+        self._report_untriggered()
         return QueryResult(fragments=tuple(f for f, _ in placed), context_text="\n\n".join(parts) or None)
 
     def _tool_call(self, question: str, status: Any, now: datetime) -> tuple[str, str] | None:
@@ -298,6 +300,19 @@ class ExiaSeedAdapter(MemoryAdapter):
             self.emit(mechanism, "in_prompt", count=len(items), ids=ids, source_turn_ids=turns)
 
     # -- events ---------------------------------------------------------------------------
+    def emit(self, mechanism: str, stage, **fields: Any) -> None:
+        reported = getattr(self, "_reported", None)
+        if reported is not None:
+            reported.add(mechanism)
+        super().emit(mechanism, stage, **fields)
+
+    def _report_untriggered(self) -> None:
+        # A declared mechanism that has had nothing to do says so once per history, so a silent one
+        # (declared but never running) stays distinguishable from one not yet triggered.
+        for name in self.mechanism_names():
+            if name not in self._reported:
+                self.emit(name, "ineligible", reason="not triggered in this history so far")
+
     def _relay(self, event: StageEvent) -> None:
         turns = self.provider.origins(event.refs) if event.refs and self.provider else ()
         self.emit(f"exia.{event.mechanism}", event.stage, reason=event.reason, count=event.count,

@@ -25,6 +25,9 @@ def register(sub, command) -> None:
     cp.add_argument("--check", action="append", default=None, metavar="NAME",
                     help="run only this check (repeatable); default: all")
     cp.add_argument("--json", action="store_true", help="print the report as JSON")
+    cp.add_argument("--adapter-host", choices=["process", "in-process"], default="process",
+                    help="where the adapter runs: its own host process (default, as in campaigns) or "
+                         "in-process (debugging; the gold_unreachable check then shows what a peeker could read)")
     actions.add_parser("checks", help="list the conformance checks and what each catches")
     command("adapters")(cmd_adapters)
 
@@ -59,16 +62,19 @@ def cmd_adapters(args: argparse.Namespace) -> int:
     if args.adapters_action == "checks":
         width = max(len(name) for name in CHECKS) + 2
         for c in CHECKS.values():
-            print(f"{c.name:<{width}}{c.catches}")
+            example = f" (e.g. {c.example})" if c.example else " (info only)"
+            print(f"{c.name:<{width}}{c.catches}{example}")
         return 0
     # As with `python -m`, a module:Class in the current directory resolves.
     if os.getcwd() not in sys.path and "" not in sys.path:
         sys.path.insert(0, os.getcwd())
-    report = run_conformance(args.system, parse_options(args.option), checks=args.check)
+    report = run_conformance(args.system, parse_options(args.option), checks=args.check,
+                             adapter_host=args.adapter_host)
     if args.json:
         print(json.dumps(report.model_dump(mode="json") | {"ok": report.ok}, indent=2))
         return 0 if report.ok else 1
-    print(f"conformance of {report.system} ({report.adapter}), options {json.dumps(report.options, sort_keys=True)}")
+    print(f"conformance of {report.system} ({report.adapter}), options {json.dumps(report.options, sort_keys=True)}, "
+          f"adapter host: {report.adapter_host}")
     width = max(len(name) for name in CHECKS) + 2
     print(f"{'check':<{width}}{'result':<9}reason")
     print(f"{'-' * (width - 2):<{width}}{'-' * 7:<9}{'-' * 6}")

@@ -9,7 +9,11 @@ A check with nothing to observe (the system recalled nothing it could judge) is 
 reason, never passed. `info` reports a fact that is not a defect. Only `failed` fails the suite.
 """
 
-from lsrep.conformance import checks_contract, checks_state  # noqa: F401 - registers the checks, in order
+from lsrep.conformance import (  # noqa: F401 - registers the checks, in order
+    checks_contract,
+    checks_integrity,
+    checks_state,
+)
 from lsrep.conformance.driving import (
     CHECKS,
     Check,

@@ -23,6 +23,7 @@ from lsrep.conformance.driving import (
 )
 from lsrep.conformance.scenario import (
     _BY_ID,
+    AFTER_RESET,
     ASK_DATE,
     ASK_GARDEN,
     ASK_RECENT,
@@ -37,12 +38,14 @@ from lsrep.conformance.scenario import (
     Status,
 )
 from lsrep.contract import (
+    MemoryAdapter,
     QueryResult,
 )
 
 
 @check("options_model", "an Options model that silently accepts misspelt keys, or options that do not "
-       "survive the run record's JSON")
+       "survive the run record's JSON",
+       example="LaxOptionsAdapter")
 def check_options_model(s: Subject) -> tuple[Status, str]:
     model = s.cls.Options
     fields = list(model.model_fields)
@@ -68,7 +71,8 @@ _CALLS: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {
 }
 
 
-@check("call_signatures", "methods the harness cannot call as it does (e.g. `now` positional or renamed)")
+@check("call_signatures", "methods the harness cannot call as it does (e.g. `now` positional or renamed)",
+       example="RenamedNowAdapter")
 def check_call_signatures(s: Subject) -> tuple[Status, str]:
     bad = []
     for name, (args, kwargs) in _CALLS.items():
@@ -82,7 +86,8 @@ def check_call_signatures(s: Subject) -> tuple[Status, str]:
 
 
 @check("replay_runs", "an adapter that raises on a plain replay, a declared maintenance operation that fails, "
-       "or a system that declares `answers` but returns none")
+       "or a system that declares `answers` but returns none",
+       example="SilentAnswererAdapter")
 def check_replay_runs(s: Subject) -> tuple[Status, str]:
     s.replay("a")
     inst = s.build()
@@ -100,31 +105,41 @@ def check_replay_runs(s: Subject) -> tuple[Status, str]:
                    f"{2 * len(QUESTIONS)} queries")
 
 
-@check("reset_empties_state", "a reset that leaves anything of the previous history recallable")
+@check("reset_empties_state", "a reset that leaves anything of the previous history recallable — including a "
+       "cache keyed on (question, store size): the same question is asked at the same size and time before and "
+       "after the reset", example="NoResetAdapter")
 def check_reset(s: Subject) -> tuple[Status, str]:
     inst = s.build()
     inst.start(BEFORE_RESET)
     inst.feed(BEFORE_RESET)
     before_ids = {t.turn_id for t in BEFORE_RESET}
+    asked_at = BEFORE_RESET[-1].timestamp
 
     def traces(result: QueryResult) -> list[str]:
         found = [f"text {t[:60]!r}" for t in _said(result) if RESET_TOKEN in t.lower()]
         found += [f"a fragment citing {t}" for f in result.fragments for t in f.source_turn_ids if t in before_ids]
         return found
 
-    if not traces(inst.ask(ASK_RESET)):
+    if not traces(inst.ask(ASK_RESET, asked_at)):
         return _skipped("the pre-reset fact was not recalled even before reset, so reset cannot be judged")
+    # Same number of turns, same times, other words: only remembered state can bring the fact back.
+    inst.start(AFTER_RESET)
+    inst.feed(AFTER_RESET)
+    if found := traces(inst.ask(ASK_RESET, asked_at)):
+        return _failed(f"after reset, the same question at the same store size and time still returns {found[0]}")
     inst.start(SCENARIO)
     inst.feed(SCENARIO)
     for q, result in inst.ask_all().items():
         found = traces(result)
         if found:
             return _failed(f"after reset, {q!r} still returns {found[0]}")
-    return _passed("a fact recalled before reset is gone after it (same conversation id)")
+    return _passed("a fact recalled before reset is gone after it (same conversation id, and the same question "
+                   "at the same store size and time)")
 
 
 @check("timestamps_reach_system", "turn timestamps dropped (or replaced by the wall clock) on the way into "
-       "the system: dated questions cannot be answered")
+       "the system: dated questions cannot be answered",
+       example="DropsTimestampsAdapter")
 def check_timestamps(s: Subject) -> tuple[Status, str]:
     result = s.replay("a").end[ASK_DATE]
     if result.answer and _mentions(result.answer, "tulips") and not (
@@ -153,25 +168,44 @@ def check_timestamps(s: Subject) -> tuple[Status, str]:
                    f"were not filtered by the asked date (pass turn.timestamp into the system)")
 
 
-@check("session_boundaries", "(info only) whether session boundaries have any observable effect")
+def declares_sessions(cls: type) -> str | None:
+    """What makes an adapter declare that it uses sessions: an `end_session` of its own, or a session mechanism."""
+    if getattr(cls, "end_session", None) is not MemoryAdapter.end_session:
+        return "it implements end_session"
+    named = [m.name for m in cls.mechanisms if "session" in m.name.lower()]
+    return f"it declares mechanism {named[0]!r}" if named else None
+
+
+@check("session_boundaries", "a system that declares session use (its own end_session, or a mechanism named for "
+       "sessions) whose state and answers are the same with the boundaries removed (each variant replayed twice "
+       "first, so nondeterminism is not mistaken for an effect)", example="SessionFlatteningAdapter")
 def check_sessions(s: Subject) -> tuple[Status, str]:
     flat = tuple(t.model_copy(update={"session_id": "s-all"}) for t in SCENARIO)
-    seen = []
-    for history in (SCENARIO, flat):
-        inst = s.build()
-        inst.start(history)
-        inst.feed(history, maintenance=False)
-        seen.append((inst.digest(), inst.ask_all()))
-    (d1, a1), (d2, a2) = seen
+    seen: dict[str, list[tuple[str | None, dict[str, QueryResult]]]] = {"sessions": [], "flat": []}
+    for label, history in (("sessions", SCENARIO), ("flat", flat)):
+        for _ in range(2):
+            inst = s.build()
+            inst.start(history)
+            inst.feed(history, maintenance=False)
+            seen[label].append((inst.digest(), inst.ask_all()))
+    for label, ((d1, a1), (d2, a2)) in seen.items():
+        if d1 != d2 or _differs(a1, a2):
+            return _skipped(f"two identical replays ({label}) already differ, so the effect of sessions cannot be "
+                            f"told from nondeterminism (see the determinism check)")
+    (d1, a1), (d2, a2) = seen["sessions"][0], seen["flat"][0]
     if d1 is not None and d1 != d2:
         return _passed("merging the sessions changes the state digest: boundaries reach the system")
-    if _differs(a1, a2):
-        return _passed("merging the sessions changes the answers: boundaries reach the system")
+    if diff := _differs(a1, a2):
+        return _passed(f"merging the sessions changes the answer to {diff}: boundaries reach the system")
+    if why := declares_sessions(s.cls):
+        return _failed(f"declares session use ({why}), but merging the three sessions into one changes neither "
+                       f"its state digest nor any answer")
     return "info", ("merging the three sessions into one changes neither state nor answers (fine for a system "
                     "that does not model sessions)")
 
 
-@check("ingest_order", "turns stored or presented out of order: unranked fragments (no score) not in ingest order")
+@check("ingest_order", "turns stored or presented out of order: unranked fragments (no score) not in ingest order",
+       example="ReversedOrderAdapter")
 def check_ingest_order(s: Subject) -> tuple[Status, str]:
     rep = s.replay("a")
     runs = 0
@@ -203,7 +237,8 @@ def check_ingest_order(s: Subject) -> tuple[Status, str]:
 
 
 @check("retry_no_duplicate", "a turn delivered again after a failed call stored twice "
-       "(the contract: ingest is idempotent per turn id)")
+       "(the contract: ingest is idempotent per turn id)",
+       example="DuplicatesOnRetryAdapter")
 def check_retry(s: Subject) -> tuple[Status, str]:
     a, b = s.replay("a"), s.replay("b")
     try:

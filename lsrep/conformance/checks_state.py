@@ -36,7 +36,8 @@ def _no_snapshot(s: Subject) -> tuple[Status, str] | None:
 
 
 @check("snapshot_roundtrip", "a snapshot that shares state with the live system or misses part of it: "
-       "restore does not bring back the same state and answers")
+       "restore does not bring back the same state and answers",
+       example="SharedSnapshotAdapter")
 def check_snapshot(s: Subject) -> tuple[Status, str]:
     if skip := _no_snapshot(s):
         return skip
@@ -66,7 +67,8 @@ def check_snapshot(s: Subject) -> tuple[Status, str]:
     return _passed("restored twice (once after three more turns): same digest, same answers")
 
 
-@check("isolated_probe", "a probe whose effects survive snapshot → query → restore (isolation broken)")
+@check("isolated_probe", "a probe whose effects survive snapshot → query → restore (isolation broken)",
+       example="LeakyIsolationAdapter")
 def check_isolated_probe(s: Subject) -> tuple[Status, str]:
     if skip := _no_snapshot(s):
         return skip
@@ -102,7 +104,8 @@ def check_query_side_effects(s: Subject) -> tuple[Status, str]:
     return "info", "queries change the state (e.g. reinforcement, recall logs); the isolated policy undoes that"
 
 
-@check("citations_ingested", "fragments citing turns that do not exist or were not ingested yet (proven leaks)")
+@check("citations_ingested", "fragments citing turns that do not exist or were not ingested yet (proven leaks)",
+       example="GhostCitationAdapter")
 def check_citations(s: Subject) -> tuple[Status, str]:
     rep = s.replay("a")
     ingested = {"midpoint": {t.turn_id for t in SCENARIO[:MIDPOINT]}, "end": set(_BY_ID)}
@@ -123,7 +126,8 @@ def check_citations(s: Subject) -> tuple[Status, str]:
 
 
 @check("mechanism_events", "events or fragment attributions naming undeclared mechanisms, invalid stages, "
-       "malformed mechanism declarations")
+       "malformed mechanism declarations",
+       example="UndeclaredEventsAdapter")
 def check_mechanism_events(s: Subject) -> tuple[Status, str]:
     specs = s.cls.mechanisms
     if not all(isinstance(m, MechanismSpec) for m in specs):
@@ -148,7 +152,8 @@ def check_mechanism_events(s: Subject) -> tuple[Status, str]:
     return _passed(f"{len(rep.events)} events from {len(used)}/{len(names)} declared mechanisms{note}")
 
 
-@check("disabled_mechanisms", "a mechanism switched off for an ablation that still runs or reaches a fragment")
+@check("disabled_mechanisms", "a mechanism switched off for an ablation that still runs or reaches a fragment",
+       example="IgnoresDisableAdapter")
 def check_disabled(s: Subject) -> tuple[Status, str]:
     switchable = tuple(m.name for m in s.cls.mechanisms if m.can_disable)
     if not switchable:
@@ -165,7 +170,8 @@ def check_disabled(s: Subject) -> tuple[Status, str]:
     return _passed(f"{len(switchable)} mechanism(s) switched off together: none ran or reached a fragment")
 
 
-@check("determinism", "a system declared deterministic whose identical replays differ")
+@check("determinism", "a system declared deterministic whose identical replays differ",
+       example="NondeterministicAdapter")
 def check_determinism(s: Subject) -> tuple[Status, str]:
     if not s.cls.deterministic:
         return _skipped("declares deterministic = False")
@@ -192,7 +198,8 @@ def _limited(inst: Instance, limit: int, what: str) -> tuple[Status, str]:
     return _passed(f"largest context {max(sizes.values())} ≤ {what} {limit}{note}")
 
 
-@check("context_limit", "a declared context_limit that returned fragments exceed (harness token estimate)")
+@check("context_limit", "a declared context_limit that returned fragments exceed (harness token estimate)",
+       example="OverContextLimitAdapter")
 def check_context_limit(s: Subject) -> tuple[Status, str]:
     inst = s.build()
     limit = inst.adapter.context_limit
@@ -201,7 +208,8 @@ def check_context_limit(s: Subject) -> tuple[Status, str]:
     return _limited(inst, limit, "context_limit")
 
 
-@check("retrieval_budget", "an adapter claiming honours_budget whose context exceeds the campaign's budget")
+@check("retrieval_budget", "an adapter claiming honours_budget whose context exceeds the campaign's budget",
+       example="IgnoresBudgetAdapter")
 def check_retrieval_budget(s: Subject) -> tuple[Status, str]:
     if not s.cls.honours_budget:
         return _skipped("does not declare honours_budget (the harness still flags budget_exceeded per observation)")

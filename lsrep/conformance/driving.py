@@ -60,6 +60,8 @@ class ConformanceReport(BaseModel):
     options: dict[str, Any]
     """The validated options, as recorded in a run."""
     results: tuple[CheckResult, ...]
+    adapter_host: str = "process"
+    """Where the adapter ran: its own host process (the default) or `in-process`."""
 
     @property
     def ok(self) -> bool:
@@ -94,6 +96,8 @@ class Instance:
         self.events: list[FidelityEvent] = []
         adapter.bind_events(self.events.append)
         self.last: datetime | None = None
+        self.current: ReplayTurn | None = None
+        """The turn being ingested (so a failure can name it)."""
 
     def start(self, history: Sequence[ReplayTurn]) -> None:
         self.adapter.reset(conversation_id=CONVERSATION, now=history[0].timestamp)
@@ -106,6 +110,7 @@ class Instance:
             now = turn.timestamp
             if self.last is not None and self.last.date() != now.date() and "nightly" in ops:
                 self.adapter.maintain("nightly", now=now)
+            self.current = turn
             self.adapter.ingest(turn, now=now)
             if redeliver:
                 self.redeliver(turn)
@@ -172,6 +177,7 @@ class Subject:
         self.adapter_host = check_mode(adapter_host)
         self._host: Any = None
         self._tmp = tempfile.TemporaryDirectory(prefix="lsrep-conformance-")
+        self.workdir = self._tmp.name
         self._instances: list[Instance] = []
         self._replays: dict[str, Replay | BaseException] = {}
 
@@ -267,14 +273,16 @@ class Check:
     name: str
     catches: str
     run: Callable[[Subject], tuple[Status, str]]
+    example: str = ""
+    """A test adapter (in tests/conformance/broken_adapters.py) this check fails; empty for info-only checks."""
 
 
 CHECKS: dict[str, Check] = {}
 
 
-def check(name: str, catches: str):
+def check(name: str, catches: str, example: str = ""):
     def wrap(fn: Callable[[Subject], tuple[Status, str]]):
-        CHECKS[name] = Check(name, catches, fn)
+        CHECKS[name] = Check(name, catches, fn, example)
         return fn
 
     return wrap

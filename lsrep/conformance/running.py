@@ -25,8 +25,15 @@ def run_checks(subject: Subject, names: Iterable[str] | None = None) -> tuple[Ch
         except Exception as exc:  # noqa: BLE001 - an adapter failure is a verdict, not a crash
             text = " ".join(str(exc).split())[:300] or type(exc).__name__
             status, reason = "failed", f"raised {type(exc).__name__}: {text}"
-        out.append(CheckResult(name=c.name, status=status, reason=reason))
+        out.append(CheckResult(name=c.name, status=status, reason=one_line(reason)))
     return tuple(out)
+
+
+def one_line(text: str, limit: int = 600) -> str:
+    """A reason safe to print anywhere: one line, control characters and lone surrogates escaped."""
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    text = "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in " ".join(text.split()))
+    return text[:limit]
 
 
 def select_checks(names: Iterable[str] | None) -> list[Check]:
@@ -59,4 +66,5 @@ def run_conformance(system: str, options: dict[str, Any] | None = None,
         subject.close()
     cls = subject.cls
     return ConformanceReport(system=system, adapter=f"{cls.__module__}:{cls.__qualname__}",
-                             options=subject.validated.model_dump(mode="json"), results=results)
+                             options=subject.validated.model_dump(mode="json"), results=results,
+                             adapter_host=subject.adapter_host)

@@ -47,6 +47,11 @@ BEFORE_RESET = _history([
     ("r01", "r1", "2026-02-20T12:00:00+00:00", "user", "Ana", "The locker code at the gym is QUOKKAZEPHYR 4417."),
     ("r02", "r1", "2026-02-20T12:01:00+00:00", "assistant", None, "Noted: the gym locker code is QUOKKAZEPHYR 4417."),
 ])
+AFTER_RESET = _history([
+    ("a01", "a1", "2026-02-20T12:00:00+00:00", "user", "Ana", "The bakery on the corner sells rye bread."),
+    ("a02", "a1", "2026-02-20T12:01:00+00:00", "assistant", None, "Good to know about the rye bread."),
+])
+"""As many turns as BEFORE_RESET, at the same times, without its fact."""
 RESET_TOKEN = "quokkazephyr"
 ASK_DATE = "What did I plant in the back garden on 2026-03-02?"
 ASKED_DATE = date(2026, 3, 2)
