@@ -1,0 +1,58 @@
+"""Adapters for testing the adapter host: one that reports where it runs, one that stalls."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from datetime import datetime
+
+from lsrep.contract import Fragment, MemoryAdapter, QueryResult, ReplayTurn
+
+
+class IntrospectAdapter(MemoryAdapter):
+    """Answers every question with what its process can see of the world around it."""
+
+    def reset(self, *, conversation_id: str, now: datetime) -> None:
+        self.turns: list[str] = []
+
+    def ingest(self, turn: ReplayTurn, *, now: datetime) -> None:
+        self.turns.append(turn.turn_id)
+
+    def query(self, question: str, *, now: datetime) -> QueryResult:
+        seen = {
+            "argv": sys.argv, "cwd": os.getcwd(), "env": sorted(os.environ), "ppid": os.getppid(),
+            "pids": sorted(int(p) for p in os.listdir("/proc") if p.isdigit()), "pid": os.getpid(),
+            "state_dir": str(self.setup.state_dir), "llm": self.setup.llm is not None,
+        }
+        return QueryResult(fragments=(Fragment(text=json.dumps(seen), source_turn_ids=tuple(self.turns[-1:])),))
+
+
+class StallingAdapter(MemoryAdapter):
+    """Never answers a query (a hung system)."""
+
+    def reset(self, *, conversation_id: str, now: datetime) -> None:
+        pass
+
+    def ingest(self, turn: ReplayTurn, *, now: datetime) -> None:
+        pass
+
+    def query(self, question: str, *, now: datetime) -> QueryResult:
+        time.sleep(3600)
+        return QueryResult()
+
+
+class ModelCallingAdapter(MemoryAdapter):
+    """Asks `setup.llm` to summarise each question, and embeds it with `setup.embedder`."""
+
+    def reset(self, *, conversation_id: str, now: datetime) -> None:
+        self.turns: list[str] = []
+
+    def ingest(self, turn: ReplayTurn, *, now: datetime) -> None:
+        self.turns.append(turn.turn_id)
+
+    def query(self, question: str, *, now: datetime) -> QueryResult:
+        text = self.setup.llm.complete([{"role": "user", "content": question}])
+        vector = self.setup.embedder.embed([question])
+        return QueryResult(fragments=(Fragment(text=f"{text} | {vector.shape[1]}", source_turn_ids=()),))
