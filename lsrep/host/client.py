@@ -11,12 +11,16 @@ and is then replayed call by call, with the host's own timings and events, as if
 
 from __future__ import annotations
 
+import atexit
 import functools
+import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import weakref
 from collections import deque
 from multiprocessing.connection import Connection
@@ -85,24 +89,83 @@ def import_path(cls: type) -> list[str]:
     return entries
 
 
+class Zygote:
+    """The fork server of this harness process (see `lsrep.host.zygote`), started on first use."""
+
+    def __init__(self) -> None:
+        self.workdir = Path(tempfile.mkdtemp(prefix="lsrep-zygote-"))
+        self.isolation = isolation()
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        prefix = NAMESPACE_CMD if self.isolation == "pid-namespace" else ()
+        cmd = [*prefix, sys.executable, "-m", "lsrep.host", "--zygote", str(theirs.fileno())]
+        try:
+            # Hosts' stdout goes to the harness's stderr: an adapter's print never mixes into a
+            # command's output.
+            self.proc = subprocess.Popen(cmd, pass_fds=(theirs.fileno(),), cwd=self.workdir,
+                                         env=host_environment(self.workdir), stdin=subprocess.DEVNULL,
+                                         stdout=2, close_fds=True)
+        finally:
+            theirs.close()
+        self.sock = ours
+        self.lock = threading.Lock()
+
+    def _ask(self, message: dict[str, Any], fds: tuple[int, ...] = ()) -> dict[str, Any]:
+        with self.lock:
+            socket.send_fds(self.sock, [json.dumps(message).encode() + b"\n"], list(fds))
+            data = b""
+            while not data.endswith(b"\n"):
+                chunk = self.sock.recv(65536)
+                if not chunk:
+                    raise HostDied("the adapter hosts' fork server is gone")
+                data += chunk
+        return json.loads(data)
+
+    def spawn(self, workdir: Path, fds: tuple[int, int]) -> int:
+        return int(self._ask({"op": "spawn", "workdir": str(workdir)}, fds)["pid"])
+
+    def kill(self, pid: int) -> None:
+        try:
+            self._ask({"op": "kill", "pid": pid})
+        except (HostDied, OSError):
+            pass
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def close(self) -> None:
+        try:
+            self.sock.close()
+            self.proc.wait(timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
+            self.proc.kill()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+_ZYGOTE: dict[int, Zygote] = {}
+
+
+def zygote() -> Zygote:
+    """This process's fork server (a forked or spawned worker gets its own)."""
+    current = _ZYGOTE.get(os.getpid())
+    if current is None or not current.alive():
+        current = _ZYGOTE[os.getpid()] = Zygote()
+        atexit.register(current.close)
+    return current
+
+
 class HostProcess:
-    """One adapter host process and the pipes to it."""
+    """One adapter host process, forked by this process's zygote, and the pipes to it."""
 
     def __init__(self, *, timeout: float = DEFAULT_TIMEOUT_S, llm: Any = None, embedder: Any = None) -> None:
         self.timeout = timeout
         self.llm, self.embedder = llm, embedder
         self.workdir = Path(tempfile.mkdtemp(prefix="lsrep-host-"))
-        self.isolation = isolation()
+        self.zygote = zygote()
+        self.isolation = self.zygote.isolation
         to_host_r, to_host_w = os.pipe()
         from_host_r, from_host_w = os.pipe()
-        prefix = NAMESPACE_CMD if self.isolation == "pid-namespace" else ()
-        cmd = [*prefix, sys.executable, "-m", "lsrep.host", str(to_host_r), str(from_host_w)]
         try:
-            # The host's stdout goes to the harness's stderr: an adapter's print never mixes into
-            # a command's output.
-            self.proc = subprocess.Popen(cmd, pass_fds=(to_host_r, from_host_w), cwd=self.workdir,
-                                         env=host_environment(self.workdir), stdin=subprocess.DEVNULL,
-                                         stdout=2, close_fds=True)
+            self.child = self.zygote.spawn(self.workdir, (to_host_r, from_host_w))
         finally:
             os.close(to_host_r)
             os.close(from_host_w)
@@ -164,25 +227,22 @@ class HostProcess:
     # -- lifetime --------------------------------------------------------------------------------
     def kill(self, reason: str) -> None:
         self.dead = self.dead or reason
-        if self.proc.poll() is None:
-            self.proc.kill()
+        self.zygote.kill(self.child)
         self._reap()
 
     def close(self) -> None:
         if self.dead is None:
             try:
                 send(self.tx, {"op": "exit"})
-                self.proc.wait(timeout=10)
-            except (OSError, subprocess.TimeoutExpired):
+                self.rx.poll(10)  # the host closes its end as it exits
+            except OSError:
                 pass
             self.dead = "the adapter host was closed"
-        self.kill(self.dead)
+            self._reap()
+            return
+        self._reap()
 
     def _reap(self) -> None:
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            pass
         for conn in (self.tx, self.rx):
             try:
                 conn.close()

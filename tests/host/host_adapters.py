@@ -11,6 +11,14 @@ from datetime import datetime
 from lsrep.contract import Fragment, MemoryAdapter, QueryResult, ReplayTurn
 
 
+def _read(path: str) -> str:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read().decode(errors="replace")
+    except OSError:
+        return ""
+
+
 class IntrospectAdapter(MemoryAdapter):
     """Answers every question with what its process can see of the world around it."""
 
@@ -25,6 +33,8 @@ class IntrospectAdapter(MemoryAdapter):
             "argv": sys.argv, "cwd": os.getcwd(), "env": sorted(os.environ), "ppid": os.getppid(),
             "pids": sorted(int(p) for p in os.listdir("/proc") if p.isdigit()), "pid": os.getpid(),
             "state_dir": str(self.setup.state_dir), "llm": self.setup.llm is not None,
+            "parent_cmdline": _read(f"/proc/{os.getppid()}/cmdline").split("\0"),
+            "parent_env": sorted(e.partition("=")[0] for e in _read(f"/proc/{os.getppid()}/environ").split("\0") if e),
         }
         return QueryResult(fragments=(Fragment(text=json.dumps(seen), source_turn_ids=tuple(self.turns[-1:])),))
 

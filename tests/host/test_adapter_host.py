@@ -40,8 +40,9 @@ def test_the_host_sees_a_clean_argv_environment_and_folder(monkeypatch, tmp_path
         seen = json.loads(adapter.query("where am I?", now=NOW).fragments[0].text)
     finally:
         adapter.close()
-    assert seen["argv"][0].endswith("lsrep/host/__main__.py") and len(seen["argv"]) == 3
-    assert all(a.isdigit() for a in seen["argv"][1:])
+    # Forked by the zygote: its argv is the zygote's, which names nothing of the run.
+    assert seen["argv"][0].endswith("lsrep/host/__main__.py") and seen["argv"][1] == "--zygote"
+    assert seen["argv"][2].isdigit() and len(seen["argv"]) == 3
     assert Path(seen["cwd"]).name.startswith("lsrep-host-") and str(tmp_path) not in seen["cwd"]
     assert Path(seen["state_dir"]).parent == Path(seen["cwd"])
     allowed = set(KEPT_ENV) | {"HOME", "TMPDIR", "PYTHONHASHSEED", "PYTHONDONTWRITEBYTECODE", "HF_HUB_OFFLINE",
@@ -49,8 +50,12 @@ def test_the_host_sees_a_clean_argv_environment_and_folder(monkeypatch, tmp_path
     assert set(seen["env"]) <= allowed | {"LC_CTYPE", "PWD", "SHLVL", "_"}
     assert "OPENAI_API_KEY" not in seen["env"]
     if isolation() == "pid-namespace":
-        # Alone in its PID namespace: no parent to read, no harness process to find in /proc.
-        assert seen["pid"] == 1 and seen["ppid"] == 0 and seen["pids"] == [1]
+        # In its own PID namespace under the zygote (PID 1): no harness process to find in /proc, and
+        # the only parent to read is the zygote, started as clean as the host.
+        assert seen["ppid"] == 1 and set(seen["pids"]) <= {1, seen["pid"]}
+        assert seen["parent_cmdline"][1:3] == ["-m", "lsrep.host"] and str(tmp_path) not in " ".join(
+            seen["parent_cmdline"])
+        assert "OPENAI_API_KEY" not in seen["parent_env"] and set(seen["parent_env"]) <= allowed | {"LC_CTYPE"}
 
 
 def test_a_stalled_host_is_killed_after_the_timeout_and_stays_dead():
