@@ -284,7 +284,7 @@ class HostedAdapter:
         })
         self.instance = built["instance"]
         caps = built["capabilities"]
-        self.maintenance_operations = frozenset(caps["maintenance_operations"])
+        self.maintenance_operations = frozenset(caps["maintenance_operations"] or ())
         self.supports_snapshot, self.deterministic = caps["supports_snapshot"], caps["deterministic"]
         self.answers, self.context_limit = caps["answers"], caps["context_limit"]
         self.honours_budget = caps["honours_budget"]

@@ -140,8 +140,7 @@ class Host:
         adapter = cls(setup)
         adapter.bind_events(self._record_event)
         self.instances[ident] = adapter
-        caps = {name: encode(sorted(v) if isinstance(v := getattr(adapter, name), frozenset) else v)
-                for name in CAPABILITIES}
+        caps = {name: _capability(adapter, name) for name in CAPABILITIES}
         return {"ok": {"instance": ident, "capabilities": caps}}
 
     def _embedder(self, spec: dict[str, Any] | None) -> Any:
@@ -200,6 +199,16 @@ class Host:
 
         # Through JSON with str() for odd values, exactly as the harness stores params in-process.
         self.events.append(json.loads(json.dumps(event.model_dump(), default=str)))
+
+
+def _capability(adapter: Any, name: str) -> Any:
+    # A capability may be a property over the options; one that fails to evaluate is unknown (None),
+    # as it would only fail later when the harness asked for it in-process.
+    try:
+        value = getattr(adapter, name)
+    except Exception:  # noqa: BLE001
+        return None
+    return encode(sorted(value) if isinstance(value, (set, frozenset)) else value)
 
 
 def _ms(start: float) -> float:
