@@ -2,7 +2,8 @@
 
 JSON in both directions, never pickle: the host runs untrusted adapter code, and unpickling what
 it sends would hand it the harness process. Values the protocol needs beyond JSON are tagged:
-`{"$dt": iso}` a datetime, `{"$turn": {...}}` a ReplayTurn, `{"$query": {...}}` a QueryResult,
+`{"$dt": iso}` a datetime, `{"$turn": {...}}` a ReplayTurn, `{"$query_json": "..."}` a QueryResult
+as pydantic's own JSON (`{"$query": {...}}` when that cannot carry it, e.g. a lone surrogate),
 `{"$snap": n}` a snapshot kept inside the host, `{"$foreign": "TypeName"}` a value that is not
 what the contract allows (the engine reports it by its type name, as in-process).
 """
@@ -59,7 +60,11 @@ def encode(value: Any) -> Any:
         case ReplayTurn():
             return {"$turn": value.model_dump(mode="json")}
         case QueryResult():
-            return {"$query": value.model_dump(mode="json")}
+            try:
+                # pydantic-core writes (and the harness parses) this much faster than via dicts.
+                return {"$query_json": value.model_dump_json()}
+            except ValueError:  # e.g. a lone surrogate, which only the dict path carries
+                return {"$query": value.model_dump(mode="json")}
         case list() | tuple():
             return [encode(v) for v in value]
         case dict():
@@ -80,6 +85,8 @@ def decode(value: Any) -> Any:
                     return ReplayTurn.model_validate(body)
                 case "$query":
                     return QueryResult.model_validate(body)
+                case "$query_json":
+                    return QueryResult.model_validate_json(body)
                 case "$foreign":
                     return type(str(body), (), {})()
         return {k: decode(v) for k, v in value.items()}
