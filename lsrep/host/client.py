@@ -175,8 +175,9 @@ class HostProcess:
         self.release: list[int] = []
         self.pid = self.request({"op": "init", "sys_path": []})["pid"]
 
-    def start_path(self, entries: list[str]) -> None:
-        self.request({"op": "init", "sys_path": entries})
+    def start_path(self, entries: list[str], hooks: tuple[str, ...] = ()) -> None:
+        """Extend the host's import path; register call hooks (`module:function`, see server.CALL_HOOKS)."""
+        self.request({"op": "init", "sys_path": entries, "hooks": list(hooks)})
 
     # -- messages --------------------------------------------------------------------------------
     def request(self, message: dict[str, Any]) -> Any:
@@ -386,15 +387,17 @@ def _wire_args(args: tuple, kwargs: dict[str, Any]) -> tuple[Any, Any]:
 
 
 def open_hosted(cls: type[MemoryAdapter], options: dict[str, Any], *, disable: tuple[str, ...], retrieval_budget: int | None,
-                embedder: Any, llm: Any, seed: int, timeout: float = DEFAULT_TIMEOUT_S) -> HostedAdapter:
+                embedder: Any, llm: Any, seed: int, timeout: float = DEFAULT_TIMEOUT_S,
+                hooks: tuple[str, ...] = ()) -> HostedAdapter:
     """Start a host for one adapter instance (it stops when the adapter is closed or terminated).
 
     `options` are the condition's options as written; the host validates them with the adapter's
-    `Options` model exactly as the harness did.
+    `Options` model exactly as the harness did. `hooks` are call hooks to run in the host around
+    every adapter call (`module:function` taking the call context, returning a context manager).
     """
     host = HostProcess(timeout=timeout, llm=llm, embedder=embedder)
     try:
-        host.start_path(import_path(cls))
+        host.start_path(import_path(cls), hooks)
         return HostedAdapter(host, cls, options=options, disable=disable, retrieval_budget=retrieval_budget,
                              seed=seed)
     except BaseException:

@@ -116,6 +116,9 @@ class Host:
         for entry in reversed(message.get("sys_path", [])):
             if entry not in sys.path:
                 sys.path.insert(0, entry)
+        for target in message.get("hooks", []):
+            module_name, _, attr = target.partition(":")
+            CALL_HOOKS.append(getattr(importlib.import_module(module_name), attr))
         return {"ok": {"pid": os.getpid()}}
 
     def op_build(self, message: dict[str, Any]) -> dict[str, Any]:

@@ -6,6 +6,7 @@ import json
 import os
 import sys
 import time
+from contextlib import contextmanager
 from datetime import datetime
 
 from lsrep.contract import Fragment, MemoryAdapter, QueryResult, ReplayTurn
@@ -66,3 +67,30 @@ class ModelCallingAdapter(MemoryAdapter):
         text = self.setup.llm.complete([{"role": "user", "content": question}])
         vector = self.setup.embedder.embed([question])
         return QueryResult(fragments=(Fragment(text=f"{text} | {vector.shape[1]}", source_turn_ids=()),))
+
+
+SEEN_NOW: list = []
+"""Set by `record_now` inside the host around each call."""
+
+
+@contextmanager
+def record_now(context: dict):
+    """A call hook: exposes the call's simulated `now` while the adapter runs (as a clock patch would)."""
+    SEEN_NOW.append(context["now"])
+    try:
+        yield
+    finally:
+        SEEN_NOW.pop()
+
+
+class HookReadingAdapter(MemoryAdapter):
+    """Returns the `now` its host's call hook saw for this query."""
+
+    def reset(self, *, conversation_id: str, now: datetime) -> None:
+        pass
+
+    def ingest(self, turn: ReplayTurn, *, now: datetime) -> None:
+        pass
+
+    def query(self, question: str, *, now: datetime) -> QueryResult:
+        return QueryResult(fragments=(Fragment(text=SEEN_NOW[-1].isoformat() if SEEN_NOW else "no hook"),))

@@ -148,3 +148,17 @@ system = "ice"
                                         "from failures where run_id = ? order by unit_id, seq", [o.run_id])
             for o in (hosted, local)]
     assert rows[0] == rows[1] and rows[0]
+
+
+def test_call_hooks_run_in_the_host_around_each_call_with_its_now():
+    adapter = _open("HookReadingAdapter", hooks=("tests.host.host_adapters:record_now",))
+    try:
+        adapter.reset(conversation_id="c", now=NOW)
+        assert adapter.query("when?", now=NOW).fragments[0].text == NOW.isoformat()
+    finally:
+        adapter.close()
+    plain = _open("HookReadingAdapter")
+    try:
+        assert plain.query("when?", now=NOW).fragments[0].text == "no hook"
+    finally:
+        plain.close()
