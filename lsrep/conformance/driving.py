@@ -199,7 +199,7 @@ class Subject:
         from lsrep.host.client import HostedAdapter, HostProcess, import_path
 
         if self._host is None:
-            self._host = HostProcess(embedder=HashingEmbedder())
+            self._host = HostProcess(embedder=HashingEmbedder(), preload=cls.__module__)
             self._host.start_path(import_path(cls))
         return HostedAdapter(self._host, cls, options=self.options, disable=disable,
                              retrieval_budget=retrieval_budget, seed=SEED, owns_host=False)

@@ -108,6 +108,7 @@ class Zygote:
             theirs.close()
         self.sock = ours
         self.lock = threading.Lock()
+        self.preloaded: set[str] = set()
 
     def _ask(self, message: dict[str, Any], fds: tuple[int, ...] = ()) -> dict[str, Any]:
         with self.lock:
@@ -119,6 +120,12 @@ class Zygote:
                     raise HostDied("the adapter hosts' fork server is gone")
                 data += chunk
         return json.loads(data)
+
+    def preload(self, module: str) -> None:
+        """Import a bundled adapter's module in the zygote once, so every host forks with it loaded."""
+        if module.startswith("lsrep.adapters.") and module not in self.preloaded:
+            self._ask({"op": "preload", "modules": [module]})
+            self.preloaded.add(module)
 
     def spawn(self, workdir: Path, fds: tuple[int, int]) -> int:
         return int(self._ask({"op": "spawn", "workdir": str(workdir)}, fds)["pid"])
@@ -156,11 +163,14 @@ def zygote() -> Zygote:
 class HostProcess:
     """One adapter host process, forked by this process's zygote, and the pipes to it."""
 
-    def __init__(self, *, timeout: float = DEFAULT_TIMEOUT_S, llm: Any = None, embedder: Any = None) -> None:
+    def __init__(self, *, timeout: float = DEFAULT_TIMEOUT_S, llm: Any = None, embedder: Any = None,
+                 preload: str | None = None) -> None:
         self.timeout = timeout
         self.llm, self.embedder = llm, embedder
         self.workdir = Path(tempfile.mkdtemp(prefix="lsrep-host-"))
         self.zygote = zygote()
+        if preload:
+            self.zygote.preload(preload)
         self.isolation = self.zygote.isolation
         to_host_r, to_host_w = os.pipe()
         from_host_r, from_host_w = os.pipe()
@@ -395,7 +405,7 @@ def open_hosted(cls: type[MemoryAdapter], options: dict[str, Any], *, disable: t
     `Options` model exactly as the harness did. `hooks` are call hooks to run in the host around
     every adapter call (`module:function` taking the call context, returning a context manager).
     """
-    host = HostProcess(timeout=timeout, llm=llm, embedder=embedder)
+    host = HostProcess(timeout=timeout, llm=llm, embedder=embedder, preload=cls.__module__)
     try:
         host.start_path(import_path(cls), hooks)
         return HostedAdapter(host, cls, options=options, disable=disable, retrieval_budget=retrieval_budget,

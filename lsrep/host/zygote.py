@@ -9,7 +9,9 @@ TMPDIR inside it, and serves one unit. Hosts are siblings of nothing but the zyg
 namespace, its exit takes every host with it.
 
 Requests on the socket (JSON lines): `{"op": "spawn", "workdir": ...}` with two file descriptors →
-`{"pid": n}`; `{"op": "kill", "pid": n}` → `{"ok": true}`. End of file: the zygote exits.
+`{"pid": n}`; `{"op": "kill", "pid": n}` → `{"ok": true}`; `{"op": "preload", "modules": [...]}` imports
+bundled adapter modules (`lsrep.adapters.*` only) so their hosts start warm. End of file: the zygote
+exits.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ import signal
 import socket
 import sys
 
+TRUSTED = ("lsrep.adapters.",)
+"""Modules the zygote may import on request: the bundled adapters (and through them their systems)."""
 PRELOAD = ("lsrep.host.server", "lsrep.contract", "lsrep.embed.hashing", "numpy", "pydantic")
 """Imported once in the zygote; forked hosts start with them (adapters are imported in the host)."""
 
@@ -47,6 +51,17 @@ def serve(fd: int) -> int:
         request, fds = _readline(sock)
         if request is None:
             return 0
+        if request["op"] == "preload":
+            # Only the project's own adapters (the harness checks): never third-party code here.
+            for name in request["modules"]:
+                if name.startswith(TRUSTED):
+                    try:
+                        __import__(name)
+                    except Exception:  # noqa: BLE001, S110 - the host imports it again and reports
+                        pass
+            sys.stdout.flush()
+            sock.sendall(b'{"ok": true}\n')
+            continue
         if request["op"] == "kill":
             try:
                 os.kill(int(request["pid"]), signal.SIGKILL)
