@@ -410,6 +410,14 @@ def open_hosted(cls: type[MemoryAdapter], options: dict[str, Any], *, disable: t
         host.start_path(import_path(cls), hooks)
         return HostedAdapter(host, cls, options=options, disable=disable, retrieval_budget=retrieval_budget,
                              seed=seed)
+    except HostError:
+        host.close()
+        raise
+    except Exception as exc:
+        host.close()
+        # E.g. a class importable only in the harness (defined in a function or in __main__).
+        raise HostError(f"the adapter host could not build {cls.__module__}:{cls.__qualname__}: "
+                        f"{type(exc).__name__}: {exc}") from None
     except BaseException:
         host.close()
         raise

@@ -162,3 +162,14 @@ def test_call_hooks_run_in_the_host_around_each_call_with_its_now():
         assert plain.query("when?", now=NOW).fragments[0].text == "no hook"
     finally:
         plain.close()
+
+
+def test_an_adapter_the_host_cannot_import_is_a_clear_failure():
+    from lsrep.contract import MemoryAdapter
+    from lsrep.host.wire import HostError
+
+    class LocalAdapter(MemoryAdapter):
+        pass
+
+    with pytest.raises(HostError, match=r"could not build .*LocalAdapter: AttributeError"):
+        open_hosted(LocalAdapter, {}, disable=(), retrieval_budget=None, embedder=None, llm=None, seed=0)
