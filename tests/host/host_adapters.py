@@ -94,3 +94,16 @@ class HookReadingAdapter(MemoryAdapter):
 
     def query(self, question: str, *, now: datetime) -> QueryResult:
         return QueryResult(fragments=(Fragment(text=SEEN_NOW[-1].isoformat() if SEEN_NOW else "no hook"),))
+
+
+class HostileMessageAdapter(MemoryAdapter):
+    """Raises on query with a message holding newlines, a NUL, U+2028 and a lone surrogate."""
+
+    def reset(self, *, conversation_id: str, now: datetime) -> None:
+        pass
+
+    def ingest(self, turn: ReplayTurn, *, now: datetime) -> None:
+        pass
+
+    def query(self, question: str, *, now: datetime) -> QueryResult:
+        raise ValueError("line one\nline two\x00 \u2028 \ud800 <script>alert(1)</script>")
