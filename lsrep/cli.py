@@ -108,7 +108,7 @@ def cmd_run(args) -> int:
                            fresh=args.fresh, store_path=Path(args.store) if args.store else None,
                            overrides=tuple(args.set), conditions=split_names(args.conditions),
                            trajectories=split_names(args.trajectories), limit=args.limit,
-                           refresh_cache=args.refresh_cache)
+                           refresh_cache=args.refresh_cache, adapter_host=args.adapter_host)
     if outcome.already_finished:
         print(f"run {outcome.run_id} already finished: {outcome.units_skipped} unit(s) stored, nothing to replay "
               "(pass --fresh to run again)")
@@ -239,6 +239,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="where units run (default: %(default)s: in-process for 1 worker, else a process pool)")
     sp.add_argument("--workers", type=int, default=1, help="parallel units (default: %(default)s)")
     sp.add_argument("--address", default=None, help="Ray cluster address (default: start Ray locally)")
+    sp.add_argument("--adapter-host", choices=["process", "in-process"], default=None,
+                    help="where adapters run (default: the campaign's adapter_host, else process); "
+                         "in-process is for debugging and is marked in the run's manifest and report")
     sp.add_argument("--summary", action="store_true", help="print the summary table afterwards")
     sp.add_argument("--progress", choices=["auto", "bar", "log", "none"], default="auto",
                     help="overall progress: a bar in a terminal, log lines otherwise (default: %(default)s)")

@@ -25,7 +25,9 @@ from lsrep.answer import Answerer, make_answerer
 from lsrep.answer.prompt import build_messages, prompt_tokens
 from lsrep.contract import Fragment, QueryResult, ReplayTurn
 from lsrep.embed import make_embedder
-from lsrep.harness import CallLog, Guarded, build_adapter, validate_condition
+from lsrep.harness import CallLog, Guarded, validate_condition
+from lsrep.host import open_adapter
+from lsrep.host.wire import HostError
 from lsrep.judge.campaign import call_row
 from lsrep.judge.deterministic import judge_deterministic
 from lsrep.plan import (
@@ -67,6 +69,8 @@ class UnitTask:
     """Where the run store lives: model calls are cached and rate-limited beside it."""
     refresh_cache_before: str | None = None
     """`--refresh-cache`: cached model replies older than this instant are not used."""
+    adapter_host: str = "process"
+    """Where the adapter runs: its own host process (default) or `in-process` (debugging)."""
 
 
 @dataclass
@@ -109,9 +113,10 @@ class _Replay:
         self.answerer: Answerer = make_answerer(task.answerer, task.store_path, task.refresh_cache_before)
         cls, opts = validate_condition(task.system, task.options, task.disable, task.condition)
         self.adapter_cls = cls
-        adapter = build_adapter(
-            cls, opts, disable=task.disable, state_dir=state_dir, retrieval_budget=task.retrieval_budget,
-            embedder=make_embedder(task.embedder), llm=self.answerer.system_llm(), seed=task.seed,
+        adapter = open_adapter(
+            task.adapter_host, cls, opts, task.options, disable=task.disable, state_dir=state_dir,
+            retrieval_budget=task.retrieval_budget, embedder=make_embedder(task.embedder),
+            llm=self.answerer.system_llm(), seed=task.seed,
         )
         self.guard = Guarded(adapter, self.log)
         self.ingested_hash = ""
@@ -134,7 +139,10 @@ class _Replay:
             self.aborted = self.log.record_failure("reset", exc)
         steps = task.plan.steps
         bar = tqdm(steps, desc=task.unit_id, unit="step", leave=False, disable=not task.progress)
-        for step in bar:
+        for i, step in enumerate(bar):
+            if self.aborted is None and not isinstance(step, CheckpointStep) and (
+                    i == 0 or isinstance(steps[i - 1], CheckpointStep)):
+                self._prefetch(steps[i:])
             if self.aborted is not None:
                 if isinstance(step, CheckpointStep):
                     self._error_rows(step, f"unit aborted: {self.aborted}")
@@ -154,12 +162,36 @@ class _Replay:
         self.guard.call("close", self.guard.adapter.close)
         self._drain_system_calls(None)
 
-    def _ingest(self, step: IngestStep) -> None:
+    def _prefetch(self, steps) -> None:
+        """A hosted adapter gets the calls up to the next checkpoint in one message (same order)."""
+        adapter = self.guard.adapter
+        if not hasattr(adapter, "prefetch"):
+            return
+        calls = []
+        for step in steps:
+            match step:
+                case CheckpointStep():
+                    break
+                case IngestStep():
+                    calls.append(("ingest", (self._replay_turn(step),), {"now": step.now}))
+                case SessionEndStep():
+                    calls.append(("end_session", (step.session_id,), {"now": step.now}))
+                case MaintenanceStep() if step.operation in adapter.maintenance_operations:
+                    calls.append(("maintain", (step.operation,), {"now": step.now}))
+                case MaintenanceStep() if step.required:
+                    break
+        adapter.prefetch(calls)
+
+    def _replay_turn(self, step: IngestStep) -> ReplayTurn:
         turn = self.turns[step.index]
-        replay_turn = ReplayTurn(
+        return ReplayTurn(
             turn_id=turn.turn_id, session_id=turn.session_id, conversation_id=self.task.trajectory.trajectory_id,
             index=step.index, timestamp=step.now, role=turn.role, speaker=turn.speaker, content=turn.content,
         )
+
+    def _ingest(self, step: IngestStep) -> None:
+        turn = self.turns[step.index]
+        replay_turn = self._replay_turn(step)
         _, _, exc = self.guard.call(f"ingest:{turn.turn_id}", self.guard.adapter.ingest, replay_turn, now=step.now)
         if exc is not None:
             # A turn the system did not take means every later observation sees another history.
@@ -406,9 +438,18 @@ def run_unit(task: UnitTask) -> UnitResult:
     """Replay one unit in a private state directory and return its rows."""
     start = time.perf_counter()
     state_dir = Path(tempfile.mkdtemp(prefix="lsrep-state-"))
+    replay = None
     try:
-        replay = _Replay(task, state_dir)
+        try:
+            replay = _Replay(task, state_dir)
+        except HostError as exc:
+            # The host could not start or build the adapter: a failed unit, as for a dead worker.
+            from lsrep.executors.local import crashed_unit
+
+            return crashed_unit(task, exc)
         replay.run()
         return replay.result(time.perf_counter() - start)
     finally:
+        if replay is not None and hasattr(replay.guard.adapter, "terminate"):
+            replay.guard.adapter.terminate()
         shutil.rmtree(state_dir, ignore_errors=True)

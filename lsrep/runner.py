@@ -29,6 +29,7 @@ from lsrep.errors import ConfigError
 from lsrep.executors.local import Executor, InProcessExecutor
 from lsrep.harness import validate_condition
 from lsrep.headline import CALIBRATION_SYSTEMS
+from lsrep.host import check_mode, describe_host
 from lsrep.judge.campaign import build_judge, judge_unit_tables
 from lsrep.plan import ReplayPlan, plan_replay
 from lsrep.protocol.campaign import LoadedCampaign, load_campaign
@@ -203,21 +204,25 @@ def _new_run_id(campaign_sha: str) -> str:
 def run_campaign(path: Path | str, *, executor: Executor | None = None, progress: bool | str = False,
                  fresh: bool = False, store_path: Path | None = None, overrides: tuple[str, ...] = (),
                  conditions: list[str] | None = None, trajectories: list[str] | None = None,
-                 limit: int | None = None, refresh_cache: bool = False) -> RunOutcome:
+                 limit: int | None = None, refresh_cache: bool = False,
+                 adapter_host: str | None = None) -> RunOutcome:
     """Run (or resume) a campaign file; returns where the results are.
 
     `overrides`, `conditions`, `trajectories` and `limit` change what runs (see
     `lsrep.protocol.overrides`); they are part of the run's identity, so a run with
     other overrides is never resumed into this one. `progress`: False, True (a bar in a
-    terminal, log lines otherwise) or a `lsrep.progress` mode name.
+    terminal, log lines otherwise) or a `lsrep.progress` mode name. `adapter_host` overrides
+    the campaign's `adapter_host` (`process` or `in-process`).
     """
     from lsrep.progress import RunProgress
 
     campaign = load_campaign(path, overrides=overrides, conditions=conditions, trajectories=trajectories)
+    host_mode = check_mode(adapter_host or campaign.spec.adapter_host)
     inputs = load_inputs(campaign, limit)
     described = validate_campaign(campaign)
     plans = plan_all(campaign, inputs)
     manifest = build_manifest(campaign, described, plans)
+    manifest["adapter_host"] = describe_host(host_mode)
     if limit is not None:
         manifest["limit"] = limit
     identity = {k: v["sha256"] for k, v in manifest["inputs"].items()}
@@ -243,7 +248,7 @@ def run_campaign(path: Path | str, *, executor: Executor | None = None, progress
 
     done = store.finished_units(run_id)
     refresh_before = datetime.now(UTC).isoformat() if refresh_cache else None
-    tasks = [t for t in _tasks(run_id, campaign, inputs, plans, store.path, refresh_before)
+    tasks = [t for t in _tasks(run_id, campaign, inputs, plans, store.path, refresh_before, host_mode)
              if t.unit_id not in done]
     judges = [(j, build_judge(j, store.path, refresh_before=refresh_before))
               for j in campaign.spec.judges if j.kind != "deterministic"]
@@ -282,7 +287,7 @@ def _finished_run(store: RunStore, input_digest: str, plan_digest: str) -> str |
 
 
 def _tasks(run_id: str, campaign: LoadedCampaign, inputs, plans, store_path: Path,
-           refresh_before: str | None = None) -> list[UnitTask]:
+           refresh_before: str | None = None, host_mode: str = "process") -> list[UnitTask]:
     spec = campaign.spec
     tasks = []
     for cond in spec.conditions:
@@ -297,7 +302,7 @@ def _tasks(run_id: str, campaign: LoadedCampaign, inputs, plans, store_path: Pat
                     answer_mode=cond.answer_mode or spec.answer_mode, answerer=spec.answerer,
                     embedder=spec.embedder, retrieval_budget=spec.retrieval_budget, repetition=rep,
                     seed=unit_seed(spec.seed, cond.name, tid, rep), store_path=str(store_path),
-                    refresh_cache_before=refresh_before,
+                    refresh_cache_before=refresh_before, adapter_host=host_mode,
                 ))
     return tasks
 

@@ -380,6 +380,13 @@ def _spread(pairs: list[tuple[dict[str, Any], dict[str, Any]]], limit: int) -> l
     return out
 
 
+def _adapter_host(m: dict) -> str:
+    host = m.get("adapter_host")
+    if not host:
+        return "not recorded (runs before the adapter host ran adapters in-process)"
+    return f"{host.get('mode')} · isolation {host.get('isolation')}"
+
+
 def manifest(ctx: Context) -> Section:
     data = ctx.data
     m, run = data.manifest, data.run
@@ -394,6 +401,7 @@ def manifest(ctx: Context) -> Section:
         ("Seed", camp.get("seed"), "code"), ("Repetitions", camp.get("repetitions"), "int"),
         ("Answer mode", camp.get("answer_mode"), "code"), ("Embedder", m.get("embedder"), "code"),
         ("Retrieval budget", camp.get("retrieval_budget") or "none", "text"),
+        ("Adapter host", _adapter_host(m), "text"),
     ), title="Run")
     inputs = tuple({"name": k, "path": v.get("path"), "sha256": v.get("sha256")}
                    for k, v in sorted(m.get("inputs", {}).items()))

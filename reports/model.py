@@ -121,6 +121,11 @@ def _banner(data: RunData) -> tuple[Callout, ...]:
         out.append(Callout("info", f"Judge: {data.judge}",
                            "Prompt digest " + (", ".join(digests) or "—") + ". Token-F1 and exact match still "
                            "come from the deterministic judge."))
+    if (m.get("adapter_host") or {}).get("mode") == "in-process":
+        out.append(Callout("warn", "Adapters ran inside the harness process (debugging mode)",
+                           "With `adapter_host = \"in-process\"` a system could read what the harness holds "
+                           "(expected answers on the stack and heap, the campaign file, keys in the environment). "
+                           "Runs meant to be compared use the default adapter host."))
     if data.run["status"] != "finished":
         out.append(Callout("danger", f"Run status is {data.run['status']!r}",
                            "The run did not finish: results cover only the units stored so far."))

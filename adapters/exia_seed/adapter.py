@@ -195,6 +195,7 @@ class ExiaSeedAdapter(MemoryAdapter):
                                redaction=self.options.host_redaction)
         self.host.add_provider(self.provider)
         self._pending, self._session = None, None
+        self._reported: set[str] = set()
         for mechanism, why in self._off_by_configuration():
             self.emit(mechanism, "skipped", reason=f"disabled: {why}")
 
@@ -275,6 +276,7 @@ class ExiaSeedAdapter(MemoryAdapter):
             placed += self._tool_fragments(name, json.loads(reply))
             parts.append(f"[tool {name}]\n{reply}")
         self._report_in_prompt(placed)  # the system's own account: every mechanism that touched a fact
+        self._report_untriggered()
         fragments = tuple(f.model_copy(update={"mechanisms": tuple(m for m in f.mechanisms if m in CREDITED)})
                           for f, _ in placed)
         return QueryResult(fragments=fragments, context_text="\n\n".join(parts) or None)
@@ -338,6 +340,19 @@ class ExiaSeedAdapter(MemoryAdapter):
             self.emit(mechanism, "in_prompt", count=len(items), ids=ids, source_turn_ids=turns)
 
     # -- events ---------------------------------------------------------------------------
+    def emit(self, mechanism: str, stage, **fields: Any) -> None:
+        reported = getattr(self, "_reported", None)
+        if reported is not None:
+            reported.add(mechanism)
+        super().emit(mechanism, stage, **fields)
+
+    def _report_untriggered(self) -> None:
+        # A declared mechanism that has had nothing to do says so once per history, so a silent one
+        # (declared but never running) stays distinguishable from one not yet triggered.
+        for name in self.mechanism_names():
+            if name not in self._reported:
+                self.emit(name, "ineligible", reason="not triggered in this history so far")
+
     def _relay(self, event: StageEvent) -> None:
         turns = self.provider.origins(event.refs) if event.refs and self.provider else ()
         reason = event.reason

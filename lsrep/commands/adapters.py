@@ -26,6 +26,9 @@ def register(sub, command) -> None:
     cp.add_argument("--traceback", action="store_true",
                     help="for each distinct exception behind failed checks, run its first check again "
                          "and print the full traceback")
+    cp.add_argument("--adapter-host", choices=["process", "in-process"], default="process",
+                    help="where the adapter runs: its own host process (default, as in campaigns) or "
+                         "in-process (debugging; the gold_unreachable check then shows what a peeker could read)")
     actions.add_parser("checks", help="list the conformance checks and what each catches")
     command("adapters")(cmd_adapters)
 
@@ -60,13 +63,16 @@ def cmd_adapters(args: argparse.Namespace) -> int:
     if args.adapters_action == "checks":
         width = max(len(name) for name in CHECKS) + 2
         for c in CHECKS.values():
-            print(f"{c.name:<{width}}{c.catches}")
+            example = f" (e.g. {c.example})" if c.example else " (info only)"
+            print(f"{c.name:<{width}}{c.catches}{example}")
         return 0
-    report = run_conformance(args.system, parse_options(args.option), checks=args.check)
+    report = run_conformance(args.system, parse_options(args.option), checks=args.check,
+                             adapter_host=args.adapter_host)
     if args.json:
         print(json.dumps(report.model_dump(mode="json") | {"ok": report.ok}, indent=2))
         return 0 if report.ok else 1
-    print(f"conformance of {report.system} ({report.adapter}), options {json.dumps(report.options, sort_keys=True)}")
+    print(f"conformance of {report.system} ({report.adapter}), options {json.dumps(report.options, sort_keys=True)}, "
+          f"adapter host: {report.adapter_host}")
     width = max(len(name) for name in CHECKS) + 2
     print(f"{'check':<{width}}{'result':<9}reason")
     print(f"{'-' * (width - 2):<{width}}{'-' * 7:<9}{'-' * 6}")
@@ -84,7 +90,7 @@ def cmd_adapters(args: argparse.Namespace) -> int:
         print("(--traceback shows where each exception was raised)")
     if args.traceback:
         for names in causes.values():
-            print_traceback(args.system, parse_options(args.option), names[0])
+            print_traceback(args.system, parse_options(args.option), names[0], args.adapter_host)
     return 0 if report.ok else 1
 
 
@@ -97,13 +103,13 @@ def root_causes(results) -> dict[str, list[str]]:
     return groups
 
 
-def print_traceback(system: str, options: dict[str, Any], check: str) -> None:
+def print_traceback(system: str, options: dict[str, Any], check: str, adapter_host: str = "process") -> None:
     """Run one check again on fresh instances and print the traceback of what it raises."""
     import traceback
 
     from lsrep.conformance import CHECKS, Subject
 
-    subject = Subject(system, options)
+    subject = Subject(system, options, adapter_host=adapter_host)
     try:
         CHECKS[check].run(subject)
     except Exception as exc:  # noqa: BLE001 - shown, not handled

@@ -47,7 +47,7 @@ class HashingEmbedder:
 
 @lru_cache(maxsize=200_000)
 def _bucket(trigram: str, dim: int) -> tuple[int, float]:
-    digest = hashlib.sha1(trigram.encode("utf-8")).digest()
+    digest = hashlib.sha1(trigram.encode("utf-8", "surrogatepass")).digest()
     bucket = int.from_bytes(digest[0:4], "big") % dim
     sign = 1.0 if digest[4] % 2 == 0 else -1.0
     return bucket, sign

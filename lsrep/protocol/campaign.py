@@ -151,6 +151,8 @@ class CampaignSpec(Spec):
     embedder: EmbedderSpec = EmbedderSpec()
     compare: tuple[tuple[str, str], ...] = ()
     """Declared paired comparisons (condition A, condition B); default: all pairs."""
+    adapter_host: Literal["process", "in-process"] = "process"
+    """Where adapters run: each unit's own host process (default), or `in-process` for debugging."""
     judge_of_record: str = "deterministic"
     """Judge whose labels the headline numbers use; `human` = adjudicated human labels where they
     exist (sampled observations), the deterministic judge elsewhere."""

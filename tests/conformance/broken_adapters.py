@@ -10,7 +10,7 @@ import copy
 import hashlib
 import json
 import random
-from datetime import datetime
+from datetime import date, datetime
 
 from pydantic import BaseModel, ConfigDict
 
@@ -69,6 +69,8 @@ class ReferenceAdapter(MemoryAdapter):
         self.emit(RECALL, "executed", count=len(self.lines))
         if len(kept) < len(self.lines):
             self.emit(TRIM, "executed", count=len(self.lines) - len(kept))
+        else:
+            self.emit(TRIM, "skipped", reason="idle: everything fits")
         fragments = [Fragment(text=text, source_turn_ids=(tid,), mechanisms=(RECALL,), kind="transcript")
                      for tid, text in kept]
         if fragments:
@@ -218,6 +220,103 @@ class IgnoresBudgetAdapter(ReferenceAdapter):
         return self.context_limit
 
 
+class SessionFlatteningAdapter(ReferenceAdapter):
+    """Implements end_session (so declares session use) but keeps no trace of sessions at all."""
+
+    def ingest(self, turn: ReplayTurn, *, now: datetime) -> None:
+        if any(tid == turn.turn_id for tid, _, _ in self.lines):
+            return
+        self.lines.append((turn.turn_id, "", self.render(turn)))
+
+    def end_session(self, session_id: str, *, now: datetime) -> None:
+        if not self.enabled(CLOSE):
+            self.emit(CLOSE, "skipped", reason="switched off")
+            return
+        self.emit(CLOSE, "eligible")
+        self.emit(CLOSE, "executed", count=1)
+
+
+class DuplicateIngestAdapter(ReferenceAdapter):
+    """Stores every turn twice on its first delivery (a redelivery is a quiet no-op, so retries look fine)."""
+
+    def ingest(self, turn: ReplayTurn, *, now: datetime) -> None:
+        if any(tid == turn.turn_id for tid, _, _ in self.lines):
+            return
+        self.lines += [(turn.turn_id, turn.session_id, self.render(turn))] * 2
+
+
+class PhantomMechanismAdapter(ReferenceAdapter):
+    """Declares a reranker that does not exist: it never reports anything."""
+
+    mechanisms = (*ReferenceAdapter.mechanisms,
+                  MechanismSpec(name="ref.rerank", description="cross-encoder reranking of recalled turns"))
+
+
+class ProducesNothingAdapter(ReferenceAdapter):
+    """Declares a reranker that reports output on every query but changes nothing and names nothing."""
+
+    mechanisms = (*ReferenceAdapter.mechanisms,
+                  MechanismSpec(name="ref.rerank", description="cross-encoder reranking of recalled turns"))
+
+    def query(self, question: str, *, now: datetime) -> QueryResult:
+        result = super().query(question, now=now)
+        if not self.enabled("ref.rerank"):
+            self.emit("ref.rerank", "skipped", reason="switched off")
+        elif result.fragments:
+            self.emit("ref.rerank", "eligible", count=len(result.fragments))
+            self.emit("ref.rerank", "executed", count=len(result.fragments))
+            self.emit("ref.rerank", "output", count=len(result.fragments))
+        return result
+
+
+class SnapshotMissingStateAdapter(ReferenceAdapter):
+    """Its snapshot copies the transcript but forgets the closed sessions."""
+
+    def snapshot(self) -> list:
+        return copy.deepcopy(self.lines)
+
+    def restore(self, snapshot: list) -> None:
+        self.lines = copy.deepcopy(snapshot)
+
+
+class WallClockAdapter(ReferenceAdapter):
+    """Notes when it stored each turn by the machine's clock, not the simulated one."""
+
+    def render(self, turn: ReplayTurn) -> str:
+        return f"{super().render(turn)} (noted {date.today().isoformat()})"
+
+
+class SizeKeyedResetLeakAdapter(ReferenceAdapter):
+    """Caches answers by (question, store size) across resets."""
+
+    def __init__(self, setup) -> None:
+        super().__init__(setup)
+        self.cache: dict[tuple[str, int], QueryResult] = {}
+
+    def query(self, question: str, *, now: datetime) -> QueryResult:
+        key = (question, len(self.lines))
+        if key not in self.cache:
+            self.cache[key] = super().query(question, now=now)
+        return self.cache[key]
+
+
+class FirstLineOnlyAdapter(ReferenceAdapter):
+    """Keeps only the first line of each turn (what a naive line reader does with multi-line text)."""
+
+    def render(self, turn: ReplayTurn) -> str:
+        first = turn.content.splitlines()[0] if turn.content.splitlines() else ""
+        return f"[{turn.timestamp:%Y-%m-%d %H:%M}] {turn.role}: {first}"
+
+
+class CrashesOnNulAdapter(ReferenceAdapter):
+    """Raises on a NUL character, as C libraries and some stores do."""
+
+    def ingest(self, turn: ReplayTurn, *, now: datetime) -> None:
+        if "\x00" in turn.content:
+            raise ValueError("embedded null character")
+        super().ingest(turn, now=now)
+
+
 BROKEN: dict[type[MemoryAdapter], str] = {
     LaxOptionsAdapter: "options_model",
     RenamedNowAdapter: "call_signatures",
@@ -234,5 +333,78 @@ BROKEN: dict[type[MemoryAdapter], str] = {
     NondeterministicAdapter: "determinism",
     OverContextLimitAdapter: "context_limit",
     IgnoresBudgetAdapter: "retrieval_budget",
+    SessionFlatteningAdapter: "session_boundaries",
+    DuplicateIngestAdapter: "no_duplicate_fragments",
+    PhantomMechanismAdapter: "mechanisms_report",
+    ProducesNothingAdapter: "mechanisms_produce",
+    SnapshotMissingStateAdapter: "snapshot_roundtrip",
+    WallClockAdapter: "no_wall_clock",
+    SizeKeyedResetLeakAdapter: "reset_empties_state",
+    FirstLineOnlyAdapter: "hostile_text",
+    CrashesOnNulAdapter: "hostile_text",
 }
 """Each broken adapter and the one check that must fail for it."""
+
+
+# -- adapters that peek at the harness for gold (impossible under the adapter host) --------------------
+class _Peeker(ReferenceAdapter):
+    """A correct adapter that adds whatever gold its route finds as one more fragment."""
+
+    def peek(self, question: str) -> list[str]:
+        raise NotImplementedError
+
+    def query(self, question: str, *, now: datetime) -> QueryResult:
+        result = super().query(question, now=now)
+        gold = self.peek(question)
+        if not gold or not self.lines:
+            return result
+        # Cited to the latest ingested turn, so a citation audit alone sees nothing wrong.
+        extra = Fragment(text=f"{question.rstrip('?')}: {'; '.join(gold)}", source_turn_ids=(self.lines[-1][0],),
+                         mechanisms=(RECALL,), kind="peeked", score=1.0)
+        return result.model_copy(update={"fragments": (extra, *result.fragments)})
+
+
+class StackPeekingAdapter(_Peeker):
+    """Walks the call stack for the probe being asked and returns its expected answers."""
+
+    def peek(self, question: str) -> list[str]:
+        from tests.conformance.peeking import from_stack
+
+        return from_stack(question)
+
+
+class HeapPeekingAdapter(_Peeker):
+    """Searches gc.get_objects() for the Probe with the asked question."""
+
+    def peek(self, question: str) -> list[str]:
+        from tests.conformance.peeking import from_heap
+
+        return from_heap(question)
+
+
+class FilePeekingAdapter(_Peeker):
+    """Finds the campaign file (argv, cwd, environment, /proc of its parent and of every process)
+    and reads the probe file it names."""
+
+    def peek(self, question: str) -> list[str]:
+        from tests.conformance.peeking import from_files
+
+        return from_files(question)
+
+
+class EnvPeekingAdapter(_Peeker):
+    """Returns key-like environment variables (its own and its parent's) as context."""
+
+    def peek(self, question: str) -> list[str]:
+        from tests.conformance.peeking import secrets_in_environment
+
+        return secrets_in_environment()
+
+
+PEEKING: dict[type[MemoryAdapter], str] = {
+    StackPeekingAdapter: "gold_unreachable",
+    HeapPeekingAdapter: "gold_unreachable",
+    FilePeekingAdapter: "gold_unreachable",
+    EnvPeekingAdapter: "gold_unreachable",
+}
+"""Peekers: harmless in the default adapter host; in-process, the check named fails for each."""

@@ -78,3 +78,24 @@ def test_checks_lists_every_check_with_what_it_catches(capsys):
     code, out, _ = run(capsys, "adapters", "checks")
     assert code == 0
     assert [line.split()[0] for line in out.splitlines()] == list(CHECKS)
+
+
+def test_json_lists_every_check_with_a_status_and_reason_and_the_host(capsys):
+    from tests.conformance.broken_adapters import StackPeekingAdapter
+
+    code, out, _ = run(capsys, "adapters", "check", name(StackPeekingAdapter), "--json")
+    report = json.loads(out)
+    assert code == 0 and report["ok"] and report["adapter_host"] == "process"
+    assert [r["name"] for r in report["results"]] == list(CHECKS)
+    assert all(r["status"] in {"passed", "failed", "info", "skipped"} and r["reason"] for r in report["results"])
+    code, out, _ = run(capsys, "adapters", "check", name(StackPeekingAdapter), "--json", "--check",
+                       "gold_unreachable", "--adapter-host", "in-process")
+    (result,) = json.loads(out)["results"]
+    assert code == 1 and result["status"] == "failed" and "reached the output" in result["reason"]
+
+
+def test_hostile_text_in_an_adapter_failure_neither_crashes_the_table_nor_spreads_over_lines():
+    res = lsrep("adapters", "check", "tests.host.host_adapters:HostileMessageAdapter", "--check", "replay_runs")
+    assert res.returncode == 1, res.stderr
+    (row,) = [line for line in res.stdout.splitlines() if line.startswith("replay_runs")]
+    assert "failed" in row and "line one line two" in row and "\\ud800" in row and "\\x00" in row

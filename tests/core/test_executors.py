@@ -51,7 +51,8 @@ name = "crashes"
 system = "tests.core.adapters_for_tests:HardCrashAdapter"
 
 [answerer]'''))
-    out = run_campaign(example, executor=ProcessPoolExecutor(2))
+    # In-process adapters, so the crash takes the worker down (a hosted adapter only kills its host).
+    out = run_campaign(example, executor=ProcessPoolExecutor(2), adapter_host="in-process")
     assert out.failed_units == 1
     store = RunStore(out.store_path)
     units = {r["condition"]: r for r in store.rows("select * from units where run_id = ?", [out.run_id])}
@@ -61,7 +62,7 @@ system = "tests.core.adapters_for_tests:HardCrashAdapter"
                         "and status = 'error'", [out.run_id])[0]["n"]
     assert errors == 63
     # Resuming does not retry a unit that already failed: its failure is the recorded result.
-    again = run_campaign(example, executor=ProcessPoolExecutor(2))
+    again = run_campaign(example, executor=ProcessPoolExecutor(2), adapter_host="in-process")
     assert again.resumed is False  # the run finished; a new invocation starts a new run
 
 

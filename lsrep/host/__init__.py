@@ -1,0 +1,53 @@
+"""The out-of-process adapter host: memory systems run where the gold is not.
+
+By default (`adapter_host = "process"`) every adapter — built-ins included, under every executor —
+is built and called in a host process of its own (:mod:`lsrep.host.server`), started with a clean
+argv and environment, a private working directory and, where the machine allows it, its own PID
+namespace. It receives only what the protocol gives an adapter; references, probes, expected
+answers, the campaign file and the run store stay in the harness. `adapter_host = "in-process"`
+(campaign key or `lsrep run --adapter-host in-process`) builds the adapter in the harness process,
+for debugging; runs record the mode and reports show it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from lsrep.errors import ConfigError
+
+HOST_MODES = ("process", "in-process")
+"""`process`: the adapter runs in its host process (default); `in-process`: in the harness (debugging)."""
+
+
+def check_mode(mode: str) -> str:
+    if mode not in HOST_MODES:
+        raise ConfigError(f"adapter host {mode!r}: expected one of {', '.join(HOST_MODES)}")
+    return mode
+
+
+def open_adapter(mode: str, cls: type, options: Any, raw_options: dict[str, Any], *, disable: tuple[str, ...],
+                 state_dir: Path, retrieval_budget: int | None, embedder: Any, llm: Any, seed: int) -> Any:
+    """The adapter for a unit: a HostedAdapter (`process`) or the adapter itself (`in-process`).
+
+    `options` is the validated Options instance (used in-process); the host re-validates
+    `raw_options`, the condition's options as written.
+    """
+    if check_mode(mode) == "in-process":
+        from lsrep.harness import build_adapter
+
+        return build_adapter(cls, options, disable=disable, state_dir=state_dir,
+                             retrieval_budget=retrieval_budget, embedder=embedder, llm=llm, seed=seed)
+    from lsrep.host.client import open_hosted
+
+    return open_hosted(cls, raw_options, disable=disable, retrieval_budget=retrieval_budget, embedder=embedder,
+                       llm=llm, seed=seed)
+
+
+def describe_host(mode: str) -> dict[str, Any]:
+    """What a run manifest records about where adapters ran."""
+    if check_mode(mode) == "in-process":
+        return {"mode": mode, "isolation": "none (debugging: adapters share the harness process)"}
+    from lsrep.host.client import isolation
+
+    return {"mode": mode, "isolation": isolation()}

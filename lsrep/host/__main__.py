@@ -1,0 +1,13 @@
+"""Entry points: `python -m lsrep.host --zygote SOCKET_FD` (the fork server, see `zygote`), or
+`python -m lsrep.host READ_FD WRITE_FD` (one host on two pipes)."""
+
+import sys
+
+if sys.argv[1:2] == ["--zygote"]:
+    from lsrep.host.zygote import serve
+
+    sys.exit(serve(int(sys.argv[2])))
+
+from lsrep.host.server import main
+
+sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,423 @@
+"""The harness's side of the adapter host: starting the process, and a proxy with the adapter's face.
+
+:class:`HostProcess` starts one host (see :mod:`lsrep.host.server`) and talks to it; every receive
+has a timeout, a host that dies or stalls raises :class:`HostError` (which the engine's guarded
+wrapper records like any adapter failure), and once dead every later call fails at once.
+:class:`HostedAdapter` is what the engine and the conformance suite hold instead of the adapter:
+the same methods and capabilities, each call a message. A run of ingest / session-end /
+maintenance calls between checkpoints can be sent as one batch (:meth:`HostedAdapter.prefetch`)
+and is then replayed call by call, with the host's own timings and events, as if made one at a time.
+"""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import weakref
+from collections import deque
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+from lsrep.contract import EventSink, FidelityEvent, MechanismSpec, MemoryAdapter
+from lsrep.host.wire import (
+    DEFAULT_TIMEOUT_S,
+    HostDied,
+    HostError,
+    HostTimeout,
+    decode,
+    describe_exception,
+    encode,
+    recv,
+    remote_exception,
+    send,
+)
+
+KEPT_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ")
+"""The only variables of the harness's environment the host inherits (no keys, no paths of runs)."""
+NAMESPACE_CMD = ("unshare", "--map-current-user", "--pid", "--fork", "--mount-proc", "--kill-child")
+"""Where allowed, the host runs as PID 1 of its own PID namespace with its own /proc: it cannot see
+the harness's process (its command line, environment, working directory or open files)."""
+
+
+@functools.cache
+def isolation() -> str:
+    """`pid-namespace` where an unprivileged PID namespace can be made here, else `process`."""
+    if shutil.which("unshare") is None:
+        return "process"
+    try:
+        done = subprocess.run([*NAMESPACE_CMD, "true"], capture_output=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return "process"
+    return "pid-namespace" if done.returncode == 0 else "process"
+
+
+def host_environment(workdir: Path) -> dict[str, str]:
+    """The sanitized environment: locale and PATH only, HOME and TMPDIR inside the host's folder."""
+    env = {k: os.environ[k] for k in KEPT_ENV if k in os.environ}
+    tmp = workdir / "tmp"
+    tmp.mkdir(exist_ok=True)
+    env.update(HOME=str(workdir), TMPDIR=str(tmp), PYTHONHASHSEED="0", PYTHONDONTWRITEBYTECODE="1",
+               HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", MEM0_TELEMETRY="False")
+    return env
+
+
+def import_path(cls: type) -> list[str]:
+    """sys.path for the host: the harness's installation entries and the adapter's own root.
+
+    The harness's working directory (often the campaign's folder) is left out unless the adapter's
+    module is imported from there.
+    """
+    cwd = os.getcwd()
+    entries = [p for p in sys.path if p and os.path.abspath(p) != cwd]
+    module = sys.modules.get(cls.__module__)
+    origin = getattr(module, "__file__", None)
+    if origin:
+        root = Path(origin).resolve().parent
+        for _ in range(cls.__module__.count(".") + (Path(origin).name == "__init__.py")):
+            root = root.parent
+        if str(root) not in entries:
+            entries.insert(0, str(root))
+    return entries
+
+
+class Zygote:
+    """The fork server of this harness process (see `lsrep.host.zygote`), started on first use."""
+
+    def __init__(self) -> None:
+        self.workdir = Path(tempfile.mkdtemp(prefix="lsrep-zygote-"))
+        self.isolation = isolation()
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        prefix = NAMESPACE_CMD if self.isolation == "pid-namespace" else ()
+        cmd = [*prefix, sys.executable, "-m", "lsrep.host", "--zygote", str(theirs.fileno())]
+        try:
+            # Hosts' stdout goes to the harness's stderr: an adapter's print never mixes into a
+            # command's output.
+            self.proc = subprocess.Popen(cmd, pass_fds=(theirs.fileno(),), cwd=self.workdir,
+                                         env=host_environment(self.workdir), stdin=subprocess.DEVNULL,
+                                         stdout=2, close_fds=True)
+        finally:
+            theirs.close()
+        self.sock = ours
+        self.lock = threading.Lock()
+        self.preloaded: set[str] = set()
+
+    def _ask(self, message: dict[str, Any], fds: tuple[int, ...] = ()) -> dict[str, Any]:
+        with self.lock:
+            socket.send_fds(self.sock, [json.dumps(message).encode() + b"\n"], list(fds))
+            data = b""
+            while not data.endswith(b"\n"):
+                chunk = self.sock.recv(65536)
+                if not chunk:
+                    raise HostDied("the adapter hosts' fork server is gone")
+                data += chunk
+        return json.loads(data)
+
+    def preload(self, module: str) -> None:
+        """Import a bundled adapter's module in the zygote once, so every host forks with it loaded."""
+        if module.startswith("lsrep.adapters.") and module not in self.preloaded:
+            self._ask({"op": "preload", "modules": [module]})
+            self.preloaded.add(module)
+
+    def spawn(self, workdir: Path, fds: tuple[int, int]) -> int:
+        return int(self._ask({"op": "spawn", "workdir": str(workdir)}, fds)["pid"])
+
+    def kill(self, pid: int) -> None:
+        try:
+            self._ask({"op": "kill", "pid": pid})
+        except (HostDied, OSError):
+            pass
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def close(self) -> None:
+        try:
+            self.sock.close()
+            self.proc.wait(timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
+            self.proc.kill()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+_ZYGOTE: dict[int, Zygote] = {}
+
+
+def zygote() -> Zygote:
+    """This process's fork server (a forked or spawned worker gets its own)."""
+    current = _ZYGOTE.get(os.getpid())
+    if current is None or not current.alive():
+        current = _ZYGOTE[os.getpid()] = Zygote()
+        atexit.register(current.close)
+    return current
+
+
+class HostProcess:
+    """One adapter host process, forked by this process's zygote, and the pipes to it."""
+
+    def __init__(self, *, timeout: float = DEFAULT_TIMEOUT_S, llm: Any = None, embedder: Any = None,
+                 preload: str | None = None) -> None:
+        self.timeout = timeout
+        self.llm, self.embedder = llm, embedder
+        self.workdir = Path(tempfile.mkdtemp(prefix="lsrep-host-"))
+        self.zygote = zygote()
+        if preload:
+            self.zygote.preload(preload)
+        self.isolation = self.zygote.isolation
+        to_host_r, to_host_w = os.pipe()
+        from_host_r, from_host_w = os.pipe()
+        try:
+            self.child = self.zygote.spawn(self.workdir, (to_host_r, from_host_w))
+        finally:
+            os.close(to_host_r)
+            os.close(from_host_w)
+        self.tx = Connection(to_host_w, readable=False)
+        self.rx = Connection(from_host_r, writable=False)
+        self.dead: str | None = None
+        self.release: list[int] = []
+        self.pid = self.request({"op": "init", "sys_path": []})["pid"]
+
+    def start_path(self, entries: list[str], hooks: tuple[str, ...] = ()) -> None:
+        """Extend the host's import path; register call hooks (`module:function`, see server.CALL_HOOKS)."""
+        self.request({"op": "init", "sys_path": entries, "hooks": list(hooks)})
+
+    # -- messages --------------------------------------------------------------------------------
+    def request(self, message: dict[str, Any]) -> Any:
+        """Send one request and serve model calls until its reply; `ok` value, or raise its error."""
+        reply = self.exchange(message)
+        if "error" in reply:
+            raise remote_exception(reply["error"])
+        return reply["ok"]
+
+    def exchange(self, message: dict[str, Any], on_partial=None) -> dict[str, Any]:
+        if self.dead is not None:
+            raise HostDied(self.dead)
+        if self.release:
+            message = {**message, "release": self.release}
+            self.release = []
+        try:
+            send(self.tx, message)
+            while True:
+                reply = recv(self.rx, self.timeout)
+                if "cb" in reply:
+                    send(self.tx, self._serve_callback(reply))
+                elif "partial" in reply and on_partial is not None:
+                    on_partial(reply["partial"])
+                else:
+                    return reply
+        except HostTimeout as exc:
+            self.kill(f"{exc}; killed it (during {message.get('method') or message['op']})")
+            raise HostTimeout(self.dead) from None
+        except (HostDied, BrokenPipeError, OSError) as exc:
+            self.kill(f"the adapter host died during {message.get('method') or message['op']} "
+                      f"({type(exc).__name__})")
+            raise HostDied(self.dead) from None
+
+    def _serve_callback(self, request: dict[str, Any]) -> dict[str, Any]:
+        try:
+            if request["cb"] == "llm":
+                if self.llm is None:
+                    raise HostError("the adapter called setup.llm, but this condition gives it no model")
+                return {"cb_ok": self.llm.complete(request["messages"])}
+            if request["cb"] == "embed":
+                if self.embedder is None:
+                    raise HostError("the adapter called setup.embedder, but this condition gives it none")
+                return {"cb_ok": [list(map(float, row)) for row in self.embedder.embed(request["texts"])]}
+            raise HostError(f"unknown callback {request['cb']!r}")
+        except Exception as exc:  # noqa: BLE001 - the adapter sees its model call fail, as in-process
+            return {"cb_error": describe_exception(exc)}
+
+    # -- lifetime --------------------------------------------------------------------------------
+    def kill(self, reason: str) -> None:
+        self.dead = self.dead or reason
+        self.zygote.kill(self.child)
+        self._reap()
+
+    def close(self) -> None:
+        if self.dead is None:
+            try:
+                send(self.tx, {"op": "exit"})
+                self.rx.poll(10)  # the host closes its end as it exits
+            except OSError:
+                pass
+            self.dead = "the adapter host was closed"
+            self._reap()
+            return
+        self._reap()
+
+    def _reap(self) -> None:
+        for conn in (self.tx, self.rx):
+            try:
+                conn.close()
+            except OSError:
+                pass
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+class SnapshotHandle:
+    """A snapshot kept inside the host; released there when the harness drops this handle."""
+
+    def __init__(self, host: HostProcess, handle: int) -> None:
+        self.handle = handle
+        weakref.finalize(self, host.release.append, handle)
+
+
+class HostedAdapter:
+    """An adapter living in a host process, with the methods and capabilities the harness uses."""
+
+    def __init__(self, host: HostProcess, cls: type[MemoryAdapter], *, options: dict[str, Any], disable: tuple[str, ...],
+                 retrieval_budget: int | None, seed: int, owns_host: bool = True) -> None:
+        self.host, self.cls, self.owns_host = host, cls, owns_host
+        self.name, self.version, self.Options = cls.name, cls.version, cls.Options
+        self.mechanisms: tuple[MechanismSpec, ...] = cls.mechanisms
+        self.disabled = frozenset(disable)
+        self._sink: EventSink | None = None
+        self._queued: deque[tuple[str, Any, dict[str, Any]]] = deque()
+        self.last_ms = 0.0
+        from lsrep.embed.hashing import HashingEmbedder
+
+        embedder = host.embedder
+        spec = None if embedder is None else (
+            {"kind": "hashing", "dim": embedder.dim} if type(embedder) is HashingEmbedder
+            else {"kind": "remote", "name": embedder.name})
+        built = host.request({
+            "op": "build", "target": f"{cls.__module__}:{cls.__qualname__}", "name": cls.name,
+            "options": encode(dict(options)), "disabled": sorted(disable),
+            "retrieval_budget": retrieval_budget, "seed": seed, "embedder": spec, "llm": host.llm is not None,
+        })
+        self.instance = built["instance"]
+        caps = built["capabilities"]
+        self.maintenance_operations = frozenset(caps["maintenance_operations"] or ())
+        self.supports_snapshot, self.deterministic = caps["supports_snapshot"], caps["deterministic"]
+        self.answers, self.context_limit = caps["answers"], caps["context_limit"]
+        self.honours_budget = caps["honours_budget"]
+
+    # -- the adapter's methods -------------------------------------------------------------------
+    def reset(self, *, conversation_id: str, now) -> None:
+        return self._call("reset", (), {"conversation_id": conversation_id, "now": now})
+
+    def ingest(self, turn, *, now) -> None:
+        return self._call("ingest", (turn,), {"now": now})
+
+    def query(self, question: str, *, now):
+        return self._call("query", (question,), {"now": now})
+
+    def end_session(self, session_id: str, *, now) -> None:
+        return self._call("end_session", (session_id,), {"now": now})
+
+    def maintain(self, operation: str, *, now) -> None:
+        return self._call("maintain", (operation,), {"now": now})
+
+    def snapshot(self) -> SnapshotHandle:
+        value = self._call("snapshot", (), {})
+        return SnapshotHandle(self.host, value["$snap"])
+
+    def restore(self, snapshot: Any) -> None:
+        arg = {"$snap": snapshot.handle} if isinstance(snapshot, SnapshotHandle) else snapshot
+        return self._call("restore", (arg,), {})
+
+    def state_digest(self) -> str:
+        return self._call("state_digest", (), {})
+
+    def close(self) -> None:
+        self._queued.clear()
+        try:
+            if self.host.dead is None:
+                self._call("close", (), {})
+        finally:
+            if self.owns_host:
+                self.host.close()
+
+    def terminate(self) -> None:
+        """Stop the host whatever state it is in (idempotent)."""
+        if self.owns_host:
+            self.host.close()
+
+    # -- events and switches, as on MemoryAdapter --------------------------------------------------
+    def bind_events(self, sink: EventSink | None) -> None:
+        self._sink = sink
+
+    def enabled(self, mechanism: str) -> bool:
+        return mechanism not in self.disabled
+
+    def mechanism_names(self) -> tuple[str, ...]:
+        return tuple(m.name for m in self.mechanisms)
+
+    # -- batching ------------------------------------------------------------------------------------
+    def prefetch(self, calls: list[tuple[str, tuple, dict[str, Any]]]) -> None:
+        """Run these calls in the host now, in one message; the matching calls then replay the results.
+
+        The host stops at the first failing ingest, session end or reset, as the engine does.
+        """
+        if self._queued:
+            raise HostError("prefetch while earlier prefetched calls are still unconsumed")
+        if not calls:
+            return
+        keys = [(method, _wire_args(args, kwargs)) for method, args, kwargs in calls]
+        replies: list[dict[str, Any]] = []
+        try:
+            self.host.exchange({"op": "batch", "instance": self.instance,
+                                "calls": [{"method": m, "args": a, "kwargs": k} for m, (a, k) in keys]},
+                               on_partial=replies.append)
+        except HostError:
+            pass  # the calls answered are replayed; the next one meets the dead host and fails there
+        for key, reply in zip(keys, replies, strict=False):
+            self._queued.append((key[0], key[1], reply))
+
+    def _call(self, method: str, args: tuple, kwargs: dict[str, Any]) -> Any:
+        wire = _wire_args(args, kwargs)
+        self.last_ms = 0.0
+        if self._queued:
+            q_method, q_wire, reply = self._queued.popleft()
+            if (q_method, q_wire) != (method, wire):
+                self._queued.clear()
+                raise HostError(f"prefetched {q_method} does not match the call {method} (harness bug)")
+        else:
+            reply = self.host.exchange({"op": "call", "instance": self.instance, "method": method,
+                                        "args": wire[0], "kwargs": wire[1]})
+        self.last_ms = float(reply.get("ms", 0.0))
+        if self._sink is not None:
+            for event in reply.get("events", ()):
+                self._sink(FidelityEvent.model_validate(event))
+        if "error" in reply:
+            raise remote_exception(reply["error"])
+        return decode(reply["ok"]) if method != "snapshot" else reply["ok"]
+
+
+def _wire_args(args: tuple, kwargs: dict[str, Any]) -> tuple[Any, Any]:
+    return encode(list(args)), encode(kwargs)
+
+
+def open_hosted(cls: type[MemoryAdapter], options: dict[str, Any], *, disable: tuple[str, ...], retrieval_budget: int | None,
+                embedder: Any, llm: Any, seed: int, timeout: float = DEFAULT_TIMEOUT_S,
+                hooks: tuple[str, ...] = ()) -> HostedAdapter:
+    """Start a host for one adapter instance (it stops when the adapter is closed or terminated).
+
+    `options` are the condition's options as written; the host validates them with the adapter's
+    `Options` model exactly as the harness did. `hooks` are call hooks to run in the host around
+    every adapter call (`module:function` taking the call context, returning a context manager).
+    """
+    host = HostProcess(timeout=timeout, llm=llm, embedder=embedder, preload=cls.__module__)
+    try:
+        host.start_path(import_path(cls), hooks)
+        return HostedAdapter(host, cls, options=options, disable=disable, retrieval_budget=retrieval_budget,
+                             seed=seed)
+    except HostError:
+        host.close()
+        raise
+    except Exception as exc:
+        host.close()
+        # E.g. a class importable only in the harness (defined in a function or in __main__).
+        raise HostError(f"the adapter host could not build {cls.__module__}:{cls.__qualname__}: "
+                        f"{type(exc).__name__}: {exc}") from None
+    except BaseException:
+        host.close()
+        raise

@@ -1,0 +1,227 @@
+"""The adapter host process: builds adapters and runs their calls, and nothing else.
+
+It is started by :mod:`lsrep.host.client` with a clean argv (`python -m lsrep.host R W`, the pipe
+numbers), a sanitized environment and a fresh working directory, inside its own PID namespace where
+the machine allows it. What it receives is what the protocol gives an adapter: the adapter's
+target and validated options, the ablation switches, the budget and seed, then calls — turns as
+they are replayed, `now`, questions, maintenance and session ends, snapshot/restore/reset. What it
+sends back is what the adapter returned: results, fidelity events, digests, or the exception.
+
+Model and embedding calls the adapter makes through `setup.llm` / `setup.embedder` go back to the
+harness over the same pipe, so endpoint keys never enter this process.
+
+`CALL_HOOKS` is the per-call extension point: each hook is a function of the call context
+(`{"method": ..., "now": datetime | None}`) returning a context manager entered around the
+adapter call — e.g. a simulated clock patched inside this process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import os
+import sys
+import time
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+from lsrep.host.wire import HostDied, decode, describe_exception, encode, recv, send
+
+CallHook = Callable[[dict[str, Any]], AbstractContextManager[Any]]
+CALL_HOOKS: list[CallHook] = []
+"""Context managers around every adapter call, outermost first (see the module docstring)."""
+
+STOP_AFTER_ERROR = frozenset({"ingest", "end_session", "reset"})
+"""In a batch, a failure of these ends the batch: the engine aborts the unit there too."""
+
+METHODS = frozenset({"reset", "ingest", "query", "end_session", "maintain", "snapshot", "restore",
+                     "state_digest", "close"})
+CAPABILITIES = ("maintenance_operations", "supports_snapshot", "deterministic", "answers", "context_limit",
+                "honours_budget")
+
+
+class _Channel:
+    """The host's end of the pipes; also serves the adapter's model calls back to the harness."""
+
+    def __init__(self, rx: Connection, tx: Connection) -> None:
+        self.rx, self.tx = rx, tx
+
+    def callback(self, kind: str, **payload: Any) -> Any:
+        send(self.tx, {"cb": kind, **payload})
+        reply = recv(self.rx, None)
+        if "cb_error" in reply:
+            from lsrep.host.wire import remote_exception
+
+            raise remote_exception(reply["cb_error"])
+        return reply["cb_ok"]
+
+
+class RemoteLanguageModel:
+    """`setup.llm` inside the host: each completion is made by the harness's client."""
+
+    def __init__(self, channel: _Channel) -> None:
+        self._channel = channel
+
+    def complete(self, messages: Sequence[dict[str, str]]) -> str:
+        return self._channel.callback("llm", messages=[dict(m) for m in messages])
+
+
+class RemoteEmbedder:
+    """`setup.embedder` inside the host for an embedder the harness runs (endpoint or local model)."""
+
+    def __init__(self, channel: _Channel, name: str) -> None:
+        self._channel = channel
+        self.name = name
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        import numpy as np
+
+        rows = self._channel.callback("embed", texts=list(texts))
+        return np.asarray(rows, dtype=np.float64)
+
+
+class Host:
+    """Adapter instances by id, their snapshots by handle, and the loop serving the harness."""
+
+    def __init__(self, channel: _Channel) -> None:
+        self.channel = channel
+        self.instances: dict[int, Any] = {}
+        self.snapshots: dict[int, Any] = {}
+        self.next_snapshot = 0
+        self.events: list[dict[str, Any]] = []
+        self.workdir = Path.cwd()
+
+    def serve(self) -> None:
+        while True:
+            try:
+                message = recv(self.channel.rx, None)
+            except HostDied:
+                return  # the harness went away: nothing left to serve
+            for handle in message.get("release", ()):
+                self.snapshots.pop(handle, None)
+            op = message["op"]
+            if op == "exit":
+                return
+            try:
+                reply = getattr(self, f"op_{op}")(message)
+            except Exception as exc:  # noqa: BLE001 - reported to the harness, which records it
+                reply = {"error": describe_exception(exc)}
+            send(self.channel.tx, reply)
+
+    # -- operations ------------------------------------------------------------------------------
+    def op_init(self, message: dict[str, Any]) -> dict[str, Any]:
+        for entry in reversed(message.get("sys_path", [])):
+            if entry not in sys.path:
+                sys.path.insert(0, entry)
+        for target in message.get("hooks", []):
+            module_name, _, attr = target.partition(":")
+            CALL_HOOKS.append(getattr(importlib.import_module(module_name), attr))
+        return {"ok": {"pid": os.getpid()}}
+
+    def op_build(self, message: dict[str, Any]) -> dict[str, Any]:
+        from lsrep.contract import AdapterSetup
+
+        module_name, _, qualname = message["target"].partition(":")
+        obj: Any = importlib.import_module(module_name)
+        for part in qualname.split("."):
+            obj = getattr(obj, part)
+        cls = obj
+        if message.get("name") and not cls.name:
+            cls.name = message["name"]
+        ident = len(self.instances)
+        state_dir = self.workdir / f"state-{ident}"
+        state_dir.mkdir()
+        setup = AdapterSetup(
+            options=cls.Options.model_validate(message["options"]), disabled=frozenset(message["disabled"]),
+            state_dir=state_dir, retrieval_budget=message["retrieval_budget"],
+            embedder=self._embedder(message.get("embedder")),
+            llm=RemoteLanguageModel(self.channel) if message.get("llm") else None, seed=message["seed"],
+        )
+        adapter = cls(setup)
+        adapter.bind_events(self._record_event)
+        self.instances[ident] = adapter
+        caps = {name: _capability(adapter, name) for name in CAPABILITIES}
+        return {"ok": {"instance": ident, "capabilities": caps}}
+
+    def _embedder(self, spec: dict[str, Any] | None) -> Any:
+        if spec is None:
+            return None
+        if spec["kind"] == "hashing":
+            from lsrep.embed.hashing import HashingEmbedder
+
+            return HashingEmbedder(dim=spec["dim"])
+        return RemoteEmbedder(self.channel, spec["name"])
+
+    def op_call(self, message: dict[str, Any]) -> dict[str, Any]:
+        return self._call(message["instance"], message)
+
+    def op_batch(self, message: dict[str, Any]) -> dict[str, Any]:
+        """Calls in order, one reply each as it finishes; ends at the first failure that ends a unit."""
+        done = 0
+        for call in message["calls"]:
+            reply = self._call(message["instance"], call)
+            done += 1
+            if "error" in reply and call["method"] in STOP_AFTER_ERROR:
+                send(self.channel.tx, {"partial": reply})
+                break
+            send(self.channel.tx, {"partial": reply})
+        return {"ok": done}
+
+    def _call(self, ident: int, call: dict[str, Any]) -> dict[str, Any]:
+        adapter = self.instances[ident]
+        method = call["method"]
+        if method not in METHODS:
+            raise ValueError(f"not an adapter method: {method!r}")
+        args, kwargs = decode(call.get("args", [])), decode(call.get("kwargs", {}))
+        if method == "restore":
+            args = [self.snapshots[args[0]["$snap"]] if isinstance(args[0], dict) else args[0]]
+        context = {"method": method, "now": kwargs.get("now")}
+        self.events = []
+        start = time.perf_counter()
+        try:
+            with contextlib.ExitStack() as stack:
+                for hook in CALL_HOOKS:
+                    stack.enter_context(hook(context))
+                result = getattr(adapter, method)(*args, **kwargs)
+        except Exception as exc:  # noqa: BLE001 - the harness turns it into a failure row
+            return {"error": describe_exception(exc), "events": self.events, "ms": _ms(start)}
+        if method == "snapshot":
+            handle = self.next_snapshot
+            self.next_snapshot += 1
+            self.snapshots[handle] = result
+            value: Any = {"$snap": handle}
+        else:
+            value = encode(result)
+        return {"ok": value, "events": self.events, "ms": _ms(start)}
+
+    def _record_event(self, event: Any) -> None:
+        import json
+
+        # Through JSON with str() for odd values, exactly as the harness stores params in-process.
+        self.events.append(json.loads(json.dumps(event.model_dump(), default=str)))
+
+
+def _capability(adapter: Any, name: str) -> Any:
+    # A capability may be a property over the options; one that fails to evaluate is unknown (None),
+    # as it would only fail later when the harness asked for it in-process.
+    try:
+        value = getattr(adapter, name)
+    except Exception:  # noqa: BLE001
+        return None
+    return encode(sorted(value) if isinstance(value, (set, frozenset)) else value)
+
+
+def _ms(start: float) -> float:
+    return (time.perf_counter() - start) * 1000
+
+
+def main(argv: list[str]) -> int:
+    from multiprocessing.connection import Connection
+
+    rx = Connection(int(argv[0]), writable=False)
+    tx = Connection(int(argv[1]), readable=False)
+    Host(_Channel(rx, tx)).serve()
+    return 0

@@ -1,0 +1,123 @@
+"""The adapter host's wire format: length-framed JSON over two pipes, and the values it may carry.
+
+JSON in both directions, never pickle: the host runs untrusted adapter code, and unpickling what
+it sends would hand it the harness process. Values the protocol needs beyond JSON are tagged:
+`{"$dt": iso}` a datetime, `{"$turn": {...}}` a ReplayTurn, `{"$query_json": "..."}` a QueryResult
+as pydantic's own JSON (`{"$query": {...}}` when that cannot carry it, e.g. a lone surrogate),
+`{"$snap": n}` a snapshot kept inside the host, `{"$foreign": "TypeName"}` a value that is not
+what the contract allows (the engine reports it by its type name, as in-process).
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+from datetime import datetime
+from multiprocessing.connection import Connection
+from typing import Any
+
+from lsrep.contract import QueryResult, ReplayTurn, SnapshotNotSupported
+
+DEFAULT_TIMEOUT_S = 600.0
+"""Longest wait for any one message from the host (a call, or one model call it makes)."""
+
+
+class HostError(RuntimeError):
+    """The adapter host broke the protocol, died, or timed out."""
+
+
+class HostDied(HostError):
+    """The host process is gone (it exited, crashed or was killed)."""
+
+
+class HostTimeout(HostError):
+    """The host sent nothing within the timeout; it has been killed."""
+
+
+def send(conn: Connection, message: dict[str, Any]) -> None:
+    # ensure_ascii keeps lone surrogates as \\udXXX escapes, so they survive the trip.
+    conn.send_bytes(json.dumps(message, default=str).encode("ascii"))
+
+
+def recv(conn: Connection, timeout: float | None) -> dict[str, Any]:
+    """The next message; raises HostTimeout after `timeout` seconds, HostDied on end of file."""
+    try:
+        if timeout is not None and not conn.poll(timeout):
+            raise HostTimeout(f"the adapter host sent nothing for {timeout:g} s")
+        data = conn.recv_bytes()
+    except (EOFError, OSError) as exc:
+        raise HostDied(f"the adapter host process is gone ({type(exc).__name__})") from None
+    return json.loads(data)
+
+
+def encode(value: Any) -> Any:
+    """A value for the wire (arguments harness → host; results host → harness)."""
+    match value:
+        case None | bool() | int() | float() | str():
+            return value
+        case datetime():
+            return {"$dt": value.isoformat()}
+        case ReplayTurn():
+            return {"$turn": value.model_dump(mode="json")}
+        case QueryResult():
+            try:
+                # pydantic-core writes (and the harness parses) this much faster than via dicts.
+                return {"$query_json": value.model_dump_json()}
+            except ValueError:  # e.g. a lone surrogate, which only the dict path carries
+                return {"$query": value.model_dump(mode="json")}
+        case list() | tuple():
+            return [encode(v) for v in value]
+        case dict():
+            return {str(k): encode(v) for k, v in value.items()}
+    return {"$foreign": type(value).__name__}
+
+
+def decode(value: Any) -> Any:
+    if isinstance(value, list):
+        return [decode(v) for v in value]
+    if isinstance(value, dict):
+        if len(value) == 1:
+            (tag, body), = value.items()
+            match tag:
+                case "$dt":
+                    return datetime.fromisoformat(body)
+                case "$turn":
+                    return ReplayTurn.model_validate(body)
+                case "$query":
+                    return QueryResult.model_validate(body)
+                case "$query_json":
+                    return QueryResult.model_validate_json(body)
+                case "$foreign":
+                    return type(str(body), (), {})()
+        return {k: decode(v) for k, v in value.items()}
+    return value
+
+
+# -- exceptions across the boundary -------------------------------------------------------------------
+def describe_exception(exc: BaseException) -> dict[str, str]:
+    return {"type": type(exc).__name__, "message": str(exc)[:4000]}
+
+
+_REMOTE: dict[str, type[Exception]] = {}
+
+
+def remote_exception(info: dict[str, str]) -> Exception:
+    """An exception raised in the host, rebuilt with its type name and exact message.
+
+    Built-in exception types and `SnapshotNotSupported` keep their class (so `except` clauses that
+    catch them behave as in-process); other types become a subclass of Exception of the same name.
+    """
+    name, message = str(info.get("type", "Exception")), str(info.get("message", ""))
+    cls = _REMOTE.get(name)
+    if cls is None:
+        base = getattr(builtins, name, None)
+        if name == "SnapshotNotSupported":
+            base = SnapshotNotSupported
+        elif not (isinstance(base, type) and issubclass(base, Exception)):
+            base = Exception
+        cls = type(name, (base,), {"__str__": lambda self: self.args[0] if self.args else "",
+                                   "__module__": "lsrep.host.remote"})
+        _REMOTE[name] = cls
+    exc = cls.__new__(cls)
+    exc.args = (message,)
+    return exc

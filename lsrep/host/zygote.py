@@ -1,0 +1,97 @@
+"""The adapter hosts' fork server: one clean process per harness process that forks a host per unit.
+
+Starting a Python interpreter and importing pydantic and numpy costs most of a host's start-up, so
+the harness starts one *zygote* (`python -m lsrep.host --zygote FD`) with the sanitized argv and
+environment, inside its own PID namespace where allowed. The zygote imports the harness-side
+modules a host needs — never an adapter — and then, per request, forks a host: the child gets the
+two pipe ends passed over the zygote's Unix socket (SCM_RIGHTS), a fresh working directory, HOME and
+TMPDIR inside it, and serves one unit. Hosts are siblings of nothing but the zygote: as PID 1 of the
+namespace, its exit takes every host with it.
+
+Requests on the socket (JSON lines): `{"op": "spawn", "workdir": ...}` with two file descriptors →
+`{"pid": n}`; `{"op": "kill", "pid": n}` → `{"ok": true}`; `{"op": "preload", "modules": [...]}` imports
+bundled adapter modules (`lsrep.adapters.*` only) so their hosts start warm. End of file: the zygote
+exits.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import sys
+
+TRUSTED = ("lsrep.adapters.",)
+"""Modules the zygote may import on request: the bundled adapters (and through them their systems)."""
+PRELOAD = ("lsrep.host.server", "lsrep.contract", "lsrep.embed.hashing", "numpy", "pydantic")
+"""Imported once in the zygote; forked hosts start with them (adapters are imported in the host)."""
+
+
+def _readline(sock: socket.socket) -> tuple[dict | None, list[int]]:
+    data, fds = b"", []
+    while not data.endswith(b"\n"):
+        chunk, got, _, _ = socket.recv_fds(sock, 65536, 4)
+        if not chunk:
+            return None, fds
+        data += chunk
+        fds += got
+    return json.loads(data), fds
+
+
+def serve(fd: int) -> int:
+    sock = socket.socket(fileno=fd)
+    for name in PRELOAD:
+        try:
+            __import__(name)
+        except ImportError:
+            pass
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # hosts are reaped by the kernel
+    while True:
+        request, fds = _readline(sock)
+        if request is None:
+            return 0
+        if request["op"] == "preload":
+            # Only the project's own adapters (the harness checks): never third-party code here.
+            for name in request["modules"]:
+                if name.startswith(TRUSTED):
+                    try:
+                        __import__(name)
+                    except Exception:  # noqa: BLE001, S110 - the host imports it again and reports
+                        pass
+            sys.stdout.flush()
+            sock.sendall(b'{"ok": true}\n')
+            continue
+        if request["op"] == "kill":
+            try:
+                os.kill(int(request["pid"]), signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            sock.sendall(b'{"ok": true}\n')
+            continue
+        pid = os.fork()
+        if pid == 0:
+            _become_host(sock, fds, request["workdir"])
+        for f in fds:
+            os.close(f)
+        sock.sendall(json.dumps({"pid": pid}).encode() + b"\n")
+
+
+def _become_host(sock: socket.socket, fds: list[int], workdir: str) -> None:
+    code = 1
+    try:
+        sock.close()
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        os.chdir(workdir)
+        tmp = os.path.join(workdir, "tmp")
+        os.makedirs(tmp, exist_ok=True)
+        os.environ.update(HOME=workdir, TMPDIR=tmp)
+        import tempfile
+
+        tempfile.tempdir = None
+        from lsrep.host.server import main
+
+        code = main([str(fds[0]), str(fds[1])])
+    finally:
+        sys.stdout.flush()
+        os._exit(code)

@@ -1,0 +1,109 @@
+"""Adapters for testing the adapter host: one that reports where it runs, one that stalls."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from contextlib import contextmanager
+from datetime import datetime
+
+from lsrep.contract import Fragment, MemoryAdapter, QueryResult, ReplayTurn
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read().decode(errors="replace")
+    except OSError:
+        return ""
+
+
+class IntrospectAdapter(MemoryAdapter):
+    """Answers every question with what its process can see of the world around it."""
+
+    def reset(self, *, conversation_id: str, now: datetime) -> None:
+        self.turns: list[str] = []
+
+    def ingest(self, turn: ReplayTurn, *, now: datetime) -> None:
+        self.turns.append(turn.turn_id)
+
+    def query(self, question: str, *, now: datetime) -> QueryResult:
+        seen = {
+            "argv": sys.argv, "cwd": os.getcwd(), "env": sorted(os.environ), "ppid": os.getppid(),
+            "pids": sorted(int(p) for p in os.listdir("/proc") if p.isdigit()), "pid": os.getpid(),
+            "state_dir": str(self.setup.state_dir), "llm": self.setup.llm is not None,
+            "parent_cmdline": _read(f"/proc/{os.getppid()}/cmdline").split("\0"),
+            "parent_env": sorted(e.partition("=")[0] for e in _read(f"/proc/{os.getppid()}/environ").split("\0") if e),
+        }
+        return QueryResult(fragments=(Fragment(text=json.dumps(seen), source_turn_ids=tuple(self.turns[-1:])),))
+
+
+class StallingAdapter(MemoryAdapter):
+    """Never answers a query (a hung system)."""
+
+    def reset(self, *, conversation_id: str, now: datetime) -> None:
+        pass
+
+    def ingest(self, turn: ReplayTurn, *, now: datetime) -> None:
+        pass
+
+    def query(self, question: str, *, now: datetime) -> QueryResult:
+        time.sleep(3600)
+        return QueryResult()
+
+
+class ModelCallingAdapter(MemoryAdapter):
+    """Asks `setup.llm` to summarise each question, and embeds it with `setup.embedder`."""
+
+    def reset(self, *, conversation_id: str, now: datetime) -> None:
+        self.turns: list[str] = []
+
+    def ingest(self, turn: ReplayTurn, *, now: datetime) -> None:
+        self.turns.append(turn.turn_id)
+
+    def query(self, question: str, *, now: datetime) -> QueryResult:
+        text = self.setup.llm.complete([{"role": "user", "content": question}])
+        vector = self.setup.embedder.embed([question])
+        return QueryResult(fragments=(Fragment(text=f"{text} | {vector.shape[1]}", source_turn_ids=()),))
+
+
+SEEN_NOW: list = []
+"""Set by `record_now` inside the host around each call."""
+
+
+@contextmanager
+def record_now(context: dict):
+    """A call hook: exposes the call's simulated `now` while the adapter runs (as a clock patch would)."""
+    SEEN_NOW.append(context["now"])
+    try:
+        yield
+    finally:
+        SEEN_NOW.pop()
+
+
+class HookReadingAdapter(MemoryAdapter):
+    """Returns the `now` its host's call hook saw for this query."""
+
+    def reset(self, *, conversation_id: str, now: datetime) -> None:
+        pass
+
+    def ingest(self, turn: ReplayTurn, *, now: datetime) -> None:
+        pass
+
+    def query(self, question: str, *, now: datetime) -> QueryResult:
+        return QueryResult(fragments=(Fragment(text=SEEN_NOW[-1].isoformat() if SEEN_NOW else "no hook"),))
+
+
+class HostileMessageAdapter(MemoryAdapter):
+    """Raises on query with a message holding newlines, a NUL, U+2028 and a lone surrogate."""
+
+    def reset(self, *, conversation_id: str, now: datetime) -> None:
+        pass
+
+    def ingest(self, turn: ReplayTurn, *, now: datetime) -> None:
+        pass
+
+    def query(self, question: str, *, now: datetime) -> QueryResult:
+        raise ValueError("line one\nline two\x00 \u2028 \ud800 <script>alert(1)</script>")
