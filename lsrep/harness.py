@@ -116,8 +116,13 @@ class Guarded:
 
 
 def format_traceback(exc: BaseException) -> str:
-    """The exception's traceback as text (its causes included), for the failures table."""
-    return "".join(traceback.format_exception(exc)).rstrip()
+    """The exception's traceback as text (its causes included), for the failures table.
+
+    An exception raised in the adapter host carries the host's own traceback (the adapter's
+    frames); it is put first, then the harness side of the call."""
+    local = "".join(traceback.format_exception(exc)).rstrip()
+    hosted = getattr(exc, "host_traceback", "")
+    return f"{hosted}\n\n(raised in the adapter host; harness side:)\n{local}" if hosted else local
 
 
 def _one_line(exc: BaseException) -> str:

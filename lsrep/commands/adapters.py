@@ -90,7 +90,7 @@ def cmd_adapters(args: argparse.Namespace) -> int:
         print("(--traceback shows where each exception was raised)")
     if args.traceback:
         for names in causes.values():
-            print_traceback(args.system, parse_options(args.option), names[0], args.adapter_host)
+            print_traceback(args.system, parse_options(args.option), names[0])
     return 0 if report.ok else 1
 
 
@@ -103,17 +103,20 @@ def root_causes(results) -> dict[str, list[str]]:
     return groups
 
 
-def print_traceback(system: str, options: dict[str, Any], check: str, adapter_host: str = "process") -> None:
-    """Run one check again on fresh instances and print the traceback of what it raises."""
+def print_traceback(system: str, options: dict[str, Any], check: str) -> None:
+    """Run one check again on fresh instances and print the traceback of what it raises.
+
+    The re-run is in-process, so the traceback holds the adapter's own frames (a hosted adapter's
+    exception crosses the process boundary as its type and message only)."""
     import traceback
 
     from lsrep.conformance import CHECKS, Subject
 
-    subject = Subject(system, options, adapter_host=adapter_host)
+    subject = Subject(system, options, adapter_host="in-process")
     try:
         CHECKS[check].run(subject)
     except Exception as exc:  # noqa: BLE001 - shown, not handled
-        print(f"\ntraceback of {check}:")
+        print(f"\ntraceback of {check} (re-run in-process):")
         print("".join(traceback.format_exception(exc)).rstrip())
     else:
         print(f"\n{check} did not raise when run again (the adapter is not deterministic?)")

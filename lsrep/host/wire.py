@@ -95,7 +95,11 @@ def decode(value: Any) -> Any:
 
 # -- exceptions across the boundary -------------------------------------------------------------------
 def describe_exception(exc: BaseException) -> dict[str, str]:
-    return {"type": type(exc).__name__, "message": str(exc)[:4000]}
+    """Type name, message, and the host-side traceback text (for the failures table)."""
+    import traceback
+
+    trace = "".join(traceback.format_exception(exc)).rstrip()
+    return {"type": type(exc).__name__, "message": str(exc)[:4000], "traceback": trace[-20000:]}
 
 
 _REMOTE: dict[str, type[Exception]] = {}
@@ -120,4 +124,5 @@ def remote_exception(info: dict[str, str]) -> Exception:
         _REMOTE[name] = cls
     exc = cls.__new__(cls)
     exc.args = (message,)
+    exc.host_traceback = str(info.get("traceback") or "")
     return exc

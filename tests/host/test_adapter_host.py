@@ -46,7 +46,8 @@ def test_the_host_sees_a_clean_argv_environment_and_folder(monkeypatch, tmp_path
     assert Path(seen["cwd"]).name.startswith("lsrep-host-") and str(tmp_path) not in seen["cwd"]
     assert Path(seen["state_dir"]).parent == Path(seen["cwd"])
     allowed = set(KEPT_ENV) | {"HOME", "TMPDIR", "PYTHONHASHSEED", "PYTHONDONTWRITEBYTECODE", "HF_HUB_OFFLINE",
-                               "TRANSFORMERS_OFFLINE", "MEM0_TELEMETRY"}
+                               "TRANSFORMERS_OFFLINE", "MEM0_TELEMETRY",
+                               "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"}  # set by `import lsrep`: one BLAS thread
     assert set(seen["env"]) <= allowed | {"LC_CTYPE", "PWD", "SHLVL", "_"}
     assert "OPENAI_API_KEY" not in seen["env"]
     if isolation() == "pid-namespace":
