@@ -110,6 +110,7 @@ def validate_campaign(campaign: LoadedCampaign) -> dict[str, Any]:
             "disable": list(cond.disable), "answer_mode": mode, "schedule": schedule.model_dump(mode="json"),
             "mechanisms": [m.name for m in cls.mechanisms],
             "maintenance_operations": sorted(cls.maintenance_operations),
+            "honours_budget": cls.honours_budget, "deterministic": cls.deterministic,
         }
     return described
 
@@ -229,7 +230,7 @@ def _tasks(run_id: str, campaign: LoadedCampaign, inputs, plans, progress: bool,
                     answer_mode=cond.answer_mode or spec.answer_mode, answerer=spec.answerer,
                     embedder=spec.embedder, retrieval_budget=spec.retrieval_budget, repetition=rep,
                     seed=unit_seed(spec.seed, cond.name, tid, rep), progress=progress,
-                    store_path=str(store_path),
+                    store_path=str(store_path), enforce_budget=spec.enforce_budget,
                 ))
     return tasks
 

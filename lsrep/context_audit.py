@@ -1,0 +1,89 @@
+"""Per-observation context audit: content provenance, duplicates, budget and evidence, in one pass.
+
+The engine calls :func:`audit_context` with the fragments a system returned (before any
+truncation by the harness or the answerer). It returns the observation's integrity fields
+and one verdict per fragment; nothing here trusts the fragments' citations except to check
+them. The campaign-level aggregation is `lsrep.integrity`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from lsrep.contract import Fragment
+from lsrep.evidence import evidence_metrics
+from lsrep.provenance import DERIVED_KINDS, FragmentVerdict, TurnIndex, cited_positions, duplicate_count
+from lsrep.references import Expected
+from lsrep.text import estimate_tokens
+
+
+@dataclass(frozen=True)
+class ContextAudit:
+    """What the harness found in one returned context."""
+
+    row: dict[str, Any]
+    """Observation fields (see `OBSERVATION_FIELDS`)."""
+    verdicts: tuple[FragmentVerdict, ...]
+    """One per returned fragment, in rank order."""
+    citation_leaks: tuple[bool, ...]
+    """Per fragment: it cites a turn that had not been replayed."""
+
+
+OBSERVATION_FIELDS: tuple[str, ...] = (
+    "content_leaks", "unsourced", "misattributed", "duplicate_citations", "context_sha256",
+    "content_recall", "answer_in_context", "stale_in_context", "future_in_context",
+)
+"""Observation columns this audit fills (migration m006_provenance)."""
+
+
+def context_digest(fragments: Sequence[Fragment]) -> str:
+    """SHA-256 of the returned context: texts and citations in order (for determinism checks)."""
+    blob = json.dumps([[f.text, list(f.source_turn_ids)] for f in fragments], separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def audit_context(fragments: Sequence[Fragment], prefix_len: int, expected: Expected, index: TurnIndex,
+                  turn_index: Mapping[str, int]) -> ContextAudit:
+    verdicts, citation = [], []
+    for frag in fragments:
+        cited = cited_positions(frag.source_turn_ids, turn_index)
+        verdicts.append(index.verdict(frag.text, prefix_len, cited, frag.kind in DERIVED_KINDS))
+        citation.append(any(p >= prefix_len for p in cited))
+    texts = [f.text for f in fragments]
+    row: dict[str, Any] = {
+        "content_leaks": sum(v.leak for v in verdicts),
+        "unsourced": sum(v.unsourced for v in verdicts),
+        "misattributed": sum(v.misattributed for v in verdicts),
+        "duplicate_citations": duplicate_count(texts, index),
+        "context_sha256": context_digest(fragments),
+        **evidence_metrics(expected, texts, index, turn_index).row(),
+    }
+    return ContextAudit(row, tuple(verdicts), tuple(citation))
+
+
+def fragment_fields(verdict: FragmentVerdict, turn_ids: Sequence[str]) -> dict[str, Any]:
+    """Fragment columns of one verdict (migration m006_provenance)."""
+    return {
+        "content_leak": int(verdict.leak),
+        "leak_turn_id": turn_ids[verdict.leak_turn] if verdict.leak_turn is not None else None,
+        "unsourced": int(verdict.unsourced), "misattributed": int(verdict.misattributed),
+        "sourced_share": verdict.sourced_share,
+        "match_turn_id": turn_ids[verdict.best_turn] if verdict.best_turn is not None else None,
+    }
+
+
+def enforce_budget(fragments: Sequence[Fragment], budget: int) -> tuple[list[Fragment], int]:
+    """Keep fragments in rank order while they fit the budget; return them and the tokens cut."""
+    kept, used, cut = [], 0, 0
+    for frag in fragments:
+        n = estimate_tokens(frag.text)
+        if used + n <= budget:
+            kept.append(frag)
+            used += n
+        else:
+            cut += n
+    return kept, cut
