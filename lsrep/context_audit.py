@@ -9,14 +9,13 @@ them. The campaign-level aggregation is `lsrep.integrity`.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from lsrep.contract import Fragment
 from lsrep.evidence import evidence_metrics
-from lsrep.provenance import DERIVED_KINDS, FragmentVerdict, TurnIndex, cited_positions, duplicate_count
+from lsrep.provenance import DERIVED_KINDS, FragmentVerdict, TurnIndex, cited_positions, duplicate_key
 from lsrep.references import Expected
 from lsrep.text import estimate_tokens
 
@@ -42,27 +41,50 @@ OBSERVATION_FIELDS: tuple[str, ...] = (
 
 def context_digest(fragments: Sequence[Fragment]) -> str:
     """SHA-256 of the returned context: texts and citations in order (for determinism checks)."""
-    blob = json.dumps([[f.text, list(f.source_turn_ids)] for f in fragments], separators=(",", ":"))
-    return hashlib.sha256(blob.encode()).hexdigest()
+    texts = "\x1e".join(f.text for f in fragments)
+    cites = "\x1e".join("\x1f".join(f.source_turn_ids) for f in fragments)
+    return hashlib.sha256(f"{texts}\x1d{cites}".encode()).hexdigest()
 
 
 def audit_context(fragments: Sequence[Fragment], prefix_len: int, expected: Expected, index: TurnIndex,
                   turn_index: Mapping[str, int]) -> ContextAudit:
-    verdicts, citation = [], []
+    texts = tuple(f.text for f in fragments)
+    # The same context returned to every probe of a checkpoint is judged once.
+    ckey = (texts, tuple((f.source_turn_ids, f.kind) for f in fragments), prefix_len)
+    judged = index.context_cache.get(ckey)
+    if judged is None:
+        if len(index.context_cache) > 256:
+            index.context_cache.clear()
+        judged = index.context_cache[ckey] = _judge_fragments(fragments, prefix_len, index, turn_index)
+    verdicts, citation, counts = judged
+    row: dict[str, Any] = {**counts, **evidence_metrics(expected, texts, index, turn_index).row()}
+    return ContextAudit(row, verdicts, citation)
+
+
+def _judge_fragments(fragments: Sequence[Fragment], prefix_len: int, index: TurnIndex,
+                     turn_index: Mapping[str, int]) -> tuple[tuple, tuple, dict[str, Any]]:
+    verdicts, citation, keys = [], [], []
+    leaks = unsourced = misattributed = 0
+    cache = index.fragment_cache
     for frag in fragments:
-        cited = cited_positions(frag.source_turn_ids, turn_index)
-        verdicts.append(index.verdict(frag.text, prefix_len, cited, frag.kind in DERIVED_KINDS))
-        citation.append(any(p >= prefix_len for p in cited))
-    texts = [f.text for f in fragments]
-    row: dict[str, Any] = {
-        "content_leaks": sum(v.leak for v in verdicts),
-        "unsourced": sum(v.unsourced for v in verdicts),
-        "misattributed": sum(v.misattributed for v in verdicts),
-        "duplicate_citations": duplicate_count(texts, index),
-        "context_sha256": context_digest(fragments),
-        **evidence_metrics(expected, texts, index, turn_index).row(),
-    }
-    return ContextAudit(row, tuple(verdicts), tuple(citation))
+        key = (frag.text, frag.source_turn_ids, frag.kind, prefix_len)
+        hit = cache.get(key)
+        if hit is None:
+            cited = cited_positions(frag.source_turn_ids, turn_index)
+            verdict = index.verdict(frag.text, prefix_len, cited, frag.kind in DERIVED_KINDS)
+            hit = cache[key] = (verdict, any(p >= prefix_len for p in cited),
+                                duplicate_key(frag.text, frag.source_turn_ids, index))
+        verdict = hit[0]
+        verdicts.append(verdict)
+        citation.append(hit[1])
+        leaks += verdict.leak_turn is not None
+        unsourced += verdict.unsourced
+        misattributed += verdict.misattributed
+        if hit[2] is not None:
+            keys.append(hit[2])
+    counts = {"content_leaks": leaks, "unsourced": unsourced, "misattributed": misattributed,
+              "duplicate_citations": len(keys) - len(set(keys)), "context_sha256": context_digest(fragments)}
+    return tuple(verdicts), tuple(citation), counts
 
 
 def fragment_fields(verdict: FragmentVerdict, turn_ids: Sequence[str]) -> dict[str, Any]:

@@ -46,14 +46,17 @@ def _present(forms: Sequence[str], haystack: str) -> bool:
     return any(f" {f} " in haystack for f in forms)
 
 
-def evidence_metrics(expected: Expected, texts: Sequence[str], index: TurnIndex,
+def evidence_metrics(expected: Expected, texts: tuple[str, ...], index: TurnIndex,
                      turn_index: Mapping[str, int]) -> EvidenceMetrics:
     """The four reader-free metrics of one observation's returned context."""
     evidence = sorted({turn_index[e] for v in expected.in_force for e in v.evidence if e in turn_index})
     recall = None
     if evidence:
         recall = len(index.turns_in_context(evidence, texts)) / len(evidence)
-    haystack = f" {normalise_answer(' '.join(texts))} " if texts else " "
+    if not (expected.in_force or expected.superseded or expected.later):
+        return EvidenceMetrics(recall, None, None, None)
+    # Normalised per fragment (cached) and joined: the same as normalising the joined text.
+    haystack = index.context_view(texts)[0] if texts else " "
     current = [_forms(v) for v in expected.in_force]
     current_flat = [f for forms in current for f in forms]
 

@@ -31,7 +31,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from lsrep.text import STOPWORDS
+from lsrep.text import STOPWORDS, normalise_answer
 
 SHINGLE = 3
 """Shingle length in normalised content tokens (shorter texts use one shingle of their length)."""
@@ -44,7 +44,9 @@ ATTRIBUTED_MIN_SHARE = 0.5
 MIN_TOKENS = 2
 """Fragments with fewer normalised content tokens carry too little text to judge."""
 COPY_MIN_SHARE = 0.5
-"""Evidence: a turn's content is in the context when this share of its shingles is."""
+"""Evidence: a turn's content is in the context when this share of its shingles is..."""
+SENTENCE_MIN_TOKENS = 4
+"""...or when one of its sentences with at least this many content tokens is there whole."""
 
 DERIVED_KINDS: frozenset[str] = frozenset({
     "summary", "summaries", "fact", "facts", "derived", "extracted", "profile", "reflection", "insight",
@@ -53,6 +55,9 @@ DERIVED_KINDS: frozenset[str] = frozenset({
 """Fragment kinds that declare derived text (summaries, extracted facts): exempt from
 `unsourced`, still checked for leaks and misattribution."""
 
+_DATED_GROUP = re.compile(r"[\[(][^\[\]()\n]*?\d{4}-\d{2}-\d{2}[^\[\]()\n]*[\])]")
+"""A bracketed or parenthesised group holding a date: rendering metadata ("(source: turn 8, 2023-05-08)")."""
+_SEGMENT = re.compile(r"[.!?;:\n]+")
 _DATETIME = re.compile(
     r"\d{4}-\d{2}-\d{2}(?:[T ]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?"
     r"|\b\d{1,2}:\d{2}(?::\d{2})?\b"
@@ -69,18 +74,32 @@ def rendering_tokens(speakers: Iterable[str | None], roles: Iterable[str]) -> fr
     return frozenset(out)
 
 
+def segments(text: str, drop: frozenset[str] = frozenset()) -> tuple[tuple[str, ...], ...]:
+    """Content tokens per sentence-like segment: lowercase alphanumerics without dated groups,
+    dates, times, stopwords or `drop`; empty segments left out."""
+    text = _DATETIME.sub(" ", _DATED_GROUP.sub(" ", text.lower()))
+    out = []
+    for part in _SEGMENT.split(text):
+        toks = tuple(t for t in _TOKEN.findall(part) if t not in STOPWORDS and t not in drop)
+        if toks:
+            out.append(toks)
+    return tuple(out)
+
+
 def normalise(text: str, drop: frozenset[str] = frozenset()) -> tuple[str, ...]:
-    """Content tokens in order: lowercase alphanumerics without dates, times, stopwords or `drop`."""
-    text = _DATETIME.sub(" ", text.lower())
-    return tuple(t for t in _TOKEN.findall(text) if t not in STOPWORDS and t not in drop)
+    """All content tokens of a text in order (its segments joined)."""
+    return tuple(t for seg in segments(text, drop) for t in seg)
 
 
-def shingles(tokens: Sequence[str], size: int = SHINGLE) -> tuple[tuple[str, ...], ...]:
-    """Distinct word shingles in order of first appearance; a short text is one shingle."""
-    if not tokens:
-        return ()
-    n = min(size, len(tokens))
-    return tuple(dict.fromkeys(tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1)))
+def shingles(segs: Sequence[Sequence[str]], size: int = SHINGLE) -> tuple[tuple[str, ...], ...]:
+    """Distinct word shingles in order of first appearance, never across a segment boundary;
+    a segment shorter than `size` is one shingle of its length."""
+    out: dict[tuple[str, ...], None] = {}
+    for toks in segs:
+        n = min(size, len(toks))
+        for i in range(len(toks) - n + 1):
+            out[tuple(toks[i:i + n])] = None
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -93,7 +112,7 @@ class TextAnalysis:
     """For each shingle, the sorted positions of the turns containing it (empty: said nowhere)."""
     grams: tuple[tuple[str, ...], ...]
     by_turn: dict[int, frozenset[tuple[str, ...]]]
-    """Full-length shingles of this text per turn that contains them (for evidence presence)."""
+    """This text's shingles per turn that contains them (for evidence presence)."""
 
 
 @dataclass(frozen=True)
@@ -125,17 +144,27 @@ class TurnIndex:
         self.size = size
         self.drop = drop
         self.postings: dict[tuple[str, ...], list[int]] = {}
-        self.turn_grams: list[tuple[tuple[str, ...], ...]] = []
-        self.turn_tokens: list[frozenset[str]] = []
+        self.turn_grams: list[frozenset[tuple[str, ...]]] = []
+        self.turn_sentences: list[tuple[frozenset[tuple[str, ...]], ...]] = []
         for pos, content in enumerate(contents):
-            toks = normalise(content, drop)
-            # Every n-gram up to `size`, so a short fragment's one shingle can be found too.
-            for n in range(1, size + 1):
-                for gram in dict.fromkeys(tuple(toks[i:i + n]) for i in range(len(toks) - n + 1)):
-                    self.postings.setdefault(gram, []).append(pos)
-            self.turn_grams.append(shingles(toks, size))
-            self.turn_tokens.append(frozenset(toks))
+            segs = segments(content, drop)
+            # Every n-gram up to `size` inside a segment, so a short segment's shingle is found too.
+            grams: dict[tuple[str, ...], None] = {}
+            for toks in segs:
+                for n in range(1, size + 1):
+                    for i in range(len(toks) - n + 1):
+                        grams[tuple(toks[i:i + n])] = None
+            for gram in grams:
+                self.postings.setdefault(gram, []).append(pos)
+            self.turn_grams.append(frozenset(shingles(segs, size)))
+            self.turn_sentences.append(tuple(
+                frozenset(shingles([toks], size)) for toks in segs if len(toks) >= SENTENCE_MIN_TOKENS))
         self._analyses: dict[str, TextAnalysis] = {}
+        self._answer_texts: dict[str, str] = {}
+        self._contexts: dict[tuple[str, ...], tuple[str, list[TextAnalysis]]] = {}
+        self.fragment_cache: dict[tuple, tuple] = {}
+        self.context_cache: dict[tuple, tuple] = {}
+        """Per (text, citations, kind, prefix): the engine's verdict, citation leak and duplicate key."""
         self._verdicts: dict[tuple[str, int, tuple[int, ...], bool], FragmentVerdict] = {}
 
     @classmethod
@@ -150,20 +179,40 @@ class TurnIndex:
     def analyse(self, text: str) -> TextAnalysis:
         hit = self._analyses.get(text)
         if hit is None:
-            toks = normalise(text, self.drop)
-            grams = shingles(toks, self.size)
+            segs = segments(text, self.drop)
+            toks = tuple(t for seg in segs for t in seg)
+            grams = shingles(segs, self.size)
             empty: list[int] = []
             positions = tuple(tuple(self.postings.get(g, empty)) for g in grams)
             by_turn: dict[int, set[tuple[str, ...]]] = {}
             for gram, where in zip(grams, positions, strict=True):
-                if len(gram) == self.size:
-                    for p in where:
-                        by_turn.setdefault(p, set()).add(gram)
+                for p in where:
+                    by_turn.setdefault(p, set()).add(gram)
             hit = TextAnalysis(len(toks), toks, positions, grams,
                                {p: frozenset(g) for p, g in by_turn.items()})
             if len(self._analyses) > 200_000:
                 self._analyses.clear()
             self._analyses[text] = hit
+        return hit
+
+    def answer_text(self, text: str) -> str:
+        """`normalise_answer(text)`, cached (answer-in-context checks search it)."""
+        hit = self._answer_texts.get(text)
+        if hit is None:
+            if len(self._answer_texts) > 200_000:
+                self._answer_texts.clear()
+            hit = self._answer_texts[text] = normalise_answer(text)
+        return hit
+
+    def context_view(self, texts: tuple[str, ...]) -> tuple[str, list[TextAnalysis]]:
+        """A whole context normalised for answer search, and its texts' analyses (cached: the
+        same context is returned to every probe of a checkpoint by many systems)."""
+        hit = self._contexts.get(texts)
+        if hit is None:
+            if len(self._contexts) > 256:
+                self._contexts.clear()
+            haystack = f" {' '.join(self.answer_text(x) for x in texts)} "
+            hit = self._contexts[texts] = (haystack, [self.analyse(x) for x in texts])
         return hit
 
     def verdict(self, text: str, prefix_len: int, cited: Iterable[int] = (), derived: bool = False) -> FragmentVerdict:
@@ -213,51 +262,44 @@ class TurnIndex:
         return FragmentVerdict(total, share, leak_turn, leak_n, unsourced, misattributed, best)
 
     # -- evidence ------------------------------------------------------------------------------
-    def turns_in_context(self, turns: Iterable[int], texts: Sequence[str]) -> set[int]:
+    def turns_in_context(self, turns: Iterable[int], texts: tuple[str, ...]) -> set[int]:
         """The given turns whose content is in the context (by shingles, not by citation).
 
         A turn counts when at least `COPY_MIN_SHARE` of its shingles occur in the context's
-        texts; a turn shorter than one shingle counts when all its tokens occur in one text.
+        texts, or when all shingles of one of its sentences of `SENTENCE_MIN_TOKENS` or more
+        content tokens do (an extracted sentence carries the turn's fact).
         """
         wanted = [t for t in turns if 0 <= t < len(self.turn_grams)]
         if not wanted or not texts:
             return set()
-        analyses = [self.analyse(x) for x in texts]
+        analyses = self.context_view(texts)[1]
         present: set[int] = set()
         for t in wanted:
             grams = self.turn_grams[t]
             if not grams:
                 continue
-            if len(grams) == 1 and len(grams[0]) < self.size:
-                need = set(grams[0])
-                if any(need <= set(an.tokens) for an in analyses):
-                    present.add(t)
-                continue
-            # A fragment holds a shingle of turn t exactly when t is among that shingle's postings.
             need = COPY_MIN_SHARE * len(grams)
+            sentences = self.turn_sentences[t]
+            # A fragment holds a shingle of turn t exactly when t is among that shingle's postings.
             found: set[tuple[str, ...]] = set()
             for an in analyses:
                 part = an.by_turn.get(t)
-                if part:
-                    found |= part
-                    if len(found) >= need:
-                        present.add(t)
-                        break
+                if not part:
+                    continue
+                found |= part & grams
+                if len(found) >= need or any(sent <= found for sent in sentences):
+                    present.add(t)
+                    break
         return present
 
 
-def duplicate_count(texts: Sequence[str], index: TurnIndex) -> int:
-    """Fragments in one context whose normalised text repeats an earlier fragment's."""
-    seen: set[tuple[str, ...]] = set()
-    dupes = 0
-    for text in texts:
-        toks = index.analyse(text).tokens
-        if len(toks) < MIN_TOKENS:
-            continue
-        if toks in seen:
-            dupes += 1
-        seen.add(toks)
-    return dupes
+def duplicate_key(text: str, cited: Sequence[str], index: TurnIndex) -> tuple | None:
+    """What makes two fragments of one context duplicates: the same normalised text citing the
+    same turns (the same words said in two turns, each cited, are not). None: too short to tell."""
+    toks = index.analyse(text).tokens
+    if len(toks) < MIN_TOKENS:
+        return None
+    return (toks, tuple(cited) if len(cited) < 2 else tuple(sorted(set(cited))))
 
 
 def cited_positions(ids: Iterable[str], index_of: Mapping[str, int]) -> tuple[int, ...]:
