@@ -73,7 +73,7 @@ def _judge_fragments(fragments: Sequence[Fragment], prefix_len: int, index: Turn
             cited = cited_positions(frag.source_turn_ids, turn_index)
             verdict = index.verdict(frag.text, prefix_len, cited, frag.kind in DERIVED_KINDS)
             hit = cache[key] = (verdict, any(p >= prefix_len for p in cited),
-                                duplicate_key(frag.text, frag.source_turn_ids, index))
+                                duplicate_key(frag.text, frag.source_turn_ids, frag.kind, index))
         verdict = hit[0]
         verdicts.append(verdict)
         citation.append(hit[1])

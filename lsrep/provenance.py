@@ -293,13 +293,14 @@ class TurnIndex:
         return present
 
 
-def duplicate_key(text: str, cited: Sequence[str], index: TurnIndex) -> tuple | None:
+def duplicate_key(text: str, cited: Sequence[str], kind: str, index: TurnIndex) -> tuple | None:
     """What makes two fragments of one context duplicates: the same normalised text citing the
-    same turns (the same words said in two turns, each cited, are not). None: too short to tell."""
+    same turns, of the same kind. The same words said in two turns, each cited, are not; nor is
+    a memory bullet beside the raw turn it was made from (kinds differ). None: too short to tell."""
     toks = index.analyse(text).tokens
     if len(toks) < MIN_TOKENS:
         return None
-    return (toks, tuple(cited) if len(cited) < 2 else tuple(sorted(set(cited))))
+    return (toks, tuple(cited) if len(cited) < 2 else tuple(sorted(set(cited))), kind)
 
 
 def cited_positions(ids: Iterable[str], index_of: Mapping[str, int]) -> tuple[int, ...]:

@@ -20,6 +20,9 @@ def summary_rows(store: RunStore, run_id: str, judge: str = "deterministic") -> 
         by_cond[r["condition"]].append(r)
     declared = [c["name"] for c in store.run(run_id)["manifest"].get("campaign", {}).get("conditions", [])]
     order = [c for c in declared if c in by_cond] + sorted(set(by_cond) - set(declared))
+    from lsrep.integrity import alarms, evidence_records, integrity_records
+
+    integrity, evidence = integrity_records(store, run_id), evidence_records(store, run_id)
     out = []
     for cond in order:
         obs = by_cond[cond]
@@ -33,8 +36,14 @@ def summary_rows(store: RunStore, run_id: str, judge: str = "deterministic") -> 
             "mean_context_tokens": sum(r["context_tokens"] for r in ok) / len(ok) if ok else 0.0,
             "mean_prompt_tokens": _mean([r["prompt_tokens"] for r in obs if r["prompt_tokens"] is not None]),
             "proven_leaks": sum(1 for r in obs if r["proven_leak"]),
+            "evidence": evidence.get(cond, {}), "integrity": integrity.get(cond, {}),
+            "alarms": alarms(integrity.get(cond, {})),
         })
     return out
+
+
+def _rate(value: float | None) -> str:
+    return "—" if value is None else f"{value:.2f}"
 
 
 def _mean(values: list) -> float:
@@ -50,13 +59,23 @@ def print_summary(store: RunStore, run_id: str) -> None:
     print(f"answerer: {answerer['name']} v{answerer['version']}{label}; judge: deterministic v1 "
           f"(exact/alias match, token-F1, outcome label); embedder: {manifest['embedder']}")
     header = (f"{'condition':<22}{'n':>5}{'acc':>7}{'correct':>9}{'stale':>7}{'future':>8}{'abstain':>9}"
-              f"{'wrong':>7}{'error':>7}{'frags':>7}{'ctx tok':>9}{'prompt':>8}{'leaks':>7}")
+              f"{'wrong':>7}{'error':>7}{'frags':>7}{'ctx tok':>9}{'prompt':>8}{'leaks':>7}"
+              f"{'ev.rec':>8}{'ans.ctx':>8}{'alarms':>8}")
     print(header)
     print("-" * len(header))
     for r in summary_rows(store, run_id):
         print(f"{r['condition']:<22}{r['n']:>5}{r['accuracy']:>7.2f}{r['correct']:>9}{r['stale']:>7}"
               f"{r['future']:>8}{r['abstained']:>9}{r['wrong']:>7}{r['error']:>7}{r['mean_fragments']:>7.1f}"
-              f"{r['mean_context_tokens']:>9.0f}{r['mean_prompt_tokens']:>8.0f}{r['proven_leaks']:>7}")
+              f"{r['mean_context_tokens']:>9.0f}{r['mean_prompt_tokens']:>8.0f}{r['proven_leaks']:>7}"
+              f"{_rate(r['evidence'].get('recall')):>8}{_rate(r['evidence'].get('answer_in_context')):>8}"
+              f"{r['alarms']:>8}")
     print("acc = share credited correct (correct, or abstained where abstention was expected); frags and "
           "ctx tok = mean per answered observation; prompt = mean answer-prompt tokens wherever measured "
-          "(failures included); leaks = observations whose context held a turn from after the checkpoint.")
+          "(failures included); leaks = observations whose context held text first said, or a turn cited, "
+          "after the checkpoint; ev.rec = evidence turns whose content is in the context; ans.ctx = the "
+          "reference answer occurs in the context (both reader-free); alarms = integrity checks tripped "
+          "(leaks, unsourced, misattributed, duplicates, nondeterminism, budget; `lsrep report` details).")
+    flagged = [r for r in summary_rows(store, run_id) if r["alarms"]]
+    for r in flagged:
+        parts = ", ".join(f"{k} {v}" for k, v in r["integrity"].items() if v)
+        print(f"integrity alarm: {r['condition']}: {parts}")

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from lsrep.reports import integrity, quality
+from lsrep.reports import integrity, provenance, quality
 from lsrep.reports.common import Context, Settings
 from lsrep.reports.load import DETERMINISTIC, RunData, apply_judge_of_record, load_run
 from lsrep.reports.tree import Callout, Report, Section
@@ -74,6 +74,7 @@ def build_report(
             "run_status": run["status"], "lsrep_version": data.manifest.get("lsrep_version"),
             "created_at": run["created_at"],
         },
+        condition_metrics=provenance.condition_metrics(ctx),
     )
 
 

@@ -98,6 +98,8 @@ class Report:
     sections: tuple[Section, ...]
     meta: dict[str, Any] = field(default_factory=dict)
     """Judge, bootstrap settings, generation details."""
+    condition_metrics: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Per condition, machine-readable records (`integrity`, `evidence`) for report.json."""
 
     def section(self, section_id: str) -> Section:
         for s in self.sections:
