@@ -21,8 +21,8 @@ from collections import defaultdict
 
 from lsrep.context_audit import audit_context
 from lsrep.contract import Fragment
-from lsrep.provenance import TurnIndex
 from lsrep.protocol.models import Turn
+from lsrep.provenance import TurnIndex
 from lsrep.references import Expected
 from lsrep.store import RunStore
 

@@ -15,7 +15,13 @@ from typing import Any
 
 from lsrep.contract import Fragment
 from lsrep.evidence import evidence_metrics
-from lsrep.provenance import DERIVED_KINDS, FragmentVerdict, TurnIndex, cited_positions, duplicate_key
+from lsrep.provenance import (
+    DERIVED_KINDS,
+    FragmentVerdict,
+    TurnIndex,
+    cited_positions,
+    duplicate_key,
+)
 from lsrep.references import Expected
 from lsrep.text import estimate_tokens
 

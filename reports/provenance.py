@@ -14,7 +14,12 @@ from typing import Any
 from lsrep.reports.common import Context
 from lsrep.reports.tree import Callout, Column, Table
 
-from lsrep.integrity import INTEGRITY_KEYS, evidence_records, integrity_records, nondeterministic_checkpoints
+from lsrep.integrity import (
+    INTEGRITY_KEYS,
+    evidence_records,
+    integrity_records,
+    nondeterministic_checkpoints,
+)
 
 _WHAT = {
     "proven_leaks": "observations whose context holds text first said after the checkpoint (or cites such a turn)",
