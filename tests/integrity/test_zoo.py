@@ -145,3 +145,35 @@ def test_enforced_budget_truncates_and_records(tmp_path):
     manifest = store.run(outcome.run_id)["manifest"]
     assert manifest["conditions"]["budget-cheat"]["honours_budget"] is True
     assert manifest["conditions"]["honest"]["honours_budget"] is False
+
+
+def test_report_json_and_show_carry_the_alarms(zoo_run, capsys):
+    from lsrep.reports.build import render
+    from lsrep.reports.model import build_report
+
+    from lsrep.summary import print_summary
+
+    store, run_id = zoo_run
+    report = json.loads(render(build_report(store, run_id, boot=50), "json"))
+    metrics = report["condition_metrics"]
+    assert set(metrics["honest"]["integrity"]) == set(INTEGRITY_KEYS)
+    assert metrics["future-read"]["integrity"]["proven_leaks"] > 0
+    assert metrics["honest"]["integrity"] == dict.fromkeys(INTEGRITY_KEYS, 0)
+    assert set(metrics["honest"]["evidence"]) >= {"recall", "answer_in_context", "stale_in_context",
+                                                  "future_in_context"}
+    assert metrics["honest"]["evidence"]["recall"] == 1.0
+    fidelity = next(s for s in report["sections"] if s["id"] == "fidelity")
+    assert any(b["type"] == "callout" and "integrity alarm" in b["title"] for b in fidelity["blocks"])
+    print_summary(store, run_id)
+    out = capsys.readouterr().out
+    assert "integrity alarm: future-read: proven_leaks" in out
+    assert "integrity alarm: honest" not in out
+
+
+def test_enforce_budget_without_a_budget_is_refused(tmp_path):
+    from lsrep.errors import LsrepError
+
+    path = zoo_campaign(tmp_path, {}, budget=None, enforce=True, repetitions=1)
+    with pytest.raises(LsrepError, match="enforce_budget"):
+        run_campaign(path)
+    assert not (tmp_path / "zoo.sqlite").exists()
