@@ -113,6 +113,9 @@ class TextAnalysis:
     grams: tuple[tuple[str, ...], ...]
     by_turn: dict[int, frozenset[tuple[str, ...]]]
     """This text's shingles per turn that contains them (for evidence presence)."""
+    settled: int
+    """The prefix length from which every matched shingle has been said (later prefixes judge
+    the text the same way, so verdicts are cached under min(prefix, settled))."""
 
 
 @dataclass(frozen=True)
@@ -130,7 +133,8 @@ class FragmentVerdict:
     unsourced: bool
     misattributed: bool
     best_turn: int | None
-    """Replayed turn sharing the most shingles with the text (None: no match)."""
+    """Replayed turn sharing the most shingles with the text, among the turns up to the one that
+    completed it (None: no match)."""
 
     @property
     def leak(self) -> bool:
@@ -188,8 +192,9 @@ class TurnIndex:
             for gram, where in zip(grams, positions, strict=True):
                 for p in where:
                     by_turn.setdefault(p, set()).add(gram)
+            settled = max((where[0] + 1 for where in positions if where), default=0)
             hit = TextAnalysis(len(toks), toks, positions, grams,
-                               {p: frozenset(g) for p, g in by_turn.items()})
+                               {p: frozenset(g) for p, g in by_turn.items()}, settled)
             if len(self._analyses) > 200_000:
                 self._analyses.clear()
             self._analyses[text] = hit
@@ -218,10 +223,12 @@ class TurnIndex:
     def verdict(self, text: str, prefix_len: int, cited: Iterable[int] = (), derived: bool = False) -> FragmentVerdict:
         """Judge a fragment's text against the first `prefix_len` turns and the turns it cites."""
         cited_t = tuple(sorted(set(cited)))
+        analysis = self.analyse(text)
+        prefix_len = min(prefix_len, analysis.settled)
         key = (text, prefix_len, cited_t, derived)
         hit = self._verdicts.get(key)
         if hit is None:
-            hit = self._judge(self.analyse(text), prefix_len, cited_t, derived)
+            hit = self._judge(analysis, prefix_len, cited_t, derived)
             if len(self._verdicts) > 200_000:
                 self._verdicts.clear()
             self._verdicts[key] = hit
