@@ -326,7 +326,7 @@ class _Replay:
         # Leaks are counted over everything the system returned, recorded or cut.
         all_frags, audit = returned
         judged = {id(f): (v, c) for f, v, c in zip(all_frags, audit.verdicts, audit.citation_leaks, strict=True)}
-        row["proven_leak"] = sum(v.leak or c for v, c in judged.values())
+        row["proven_leak"] = sum(v.leak or c for v, c in zip(audit.verdicts, audit.citation_leaks, strict=True))
         for rank, frag in enumerate(fragments):
             ids = frag.source_turn_ids
             unknown = any(t not in index for t in ids)

@@ -45,6 +45,9 @@ MIN_TOKENS = 2
 """Fragments with fewer normalised content tokens carry too little text to judge."""
 COPY_MIN_SHARE = 0.5
 """Evidence: a turn's content is in the context when this share of its shingles is..."""
+COMMON_POSTINGS = 32
+"""Shingles said in more turns than this ("thanks", "sounds great") are not tied to a turn when
+ranking the best-matching turn; evidence presence still counts them."""
 SENTENCE_MIN_TOKENS = 4
 """...or when one of its sentences with at least this many content tokens is there whole."""
 
@@ -113,6 +116,8 @@ class TextAnalysis:
     grams: tuple[tuple[str, ...], ...]
     by_turn: dict[int, frozenset[tuple[str, ...]]]
     """This text's shingles per turn that contains them (for evidence presence)."""
+    common: frozenset[tuple[str, ...]]
+    """Shingles said in more than `COMMON_POSTINGS` turns (kept out of `by_turn`: cheap to hold)."""
     settled: int
     """The prefix length from which every matched shingle has been said (later prefixes judge
     the text the same way, so verdicts are cached under min(prefix, settled))."""
@@ -165,7 +170,7 @@ class TurnIndex:
                 frozenset(shingles([toks], size)) for toks in segs if len(toks) >= SENTENCE_MIN_TOKENS))
         self._analyses: dict[str, TextAnalysis] = {}
         self._answer_texts: dict[str, str] = {}
-        self._contexts: dict[tuple[str, ...], tuple[str, list[TextAnalysis]]] = {}
+        self._contexts: dict[tuple[str, ...], tuple[str, list[TextAnalysis], frozenset]] = {}
         self.fragment_cache: dict[tuple, tuple] = {}
         self.context_cache: dict[tuple, tuple] = {}
         """Per (text, citations, kind, prefix): the engine's verdict, citation leak and duplicate key."""
@@ -189,12 +194,16 @@ class TurnIndex:
             empty: list[int] = []
             positions = tuple(tuple(self.postings.get(g, empty)) for g in grams)
             by_turn: dict[int, set[tuple[str, ...]]] = {}
+            common = set()
             for gram, where in zip(grams, positions, strict=True):
+                if len(where) > COMMON_POSTINGS:
+                    common.add(gram)
+                    continue
                 for p in where:
                     by_turn.setdefault(p, set()).add(gram)
             settled = max((where[0] + 1 for where in positions if where), default=0)
             hit = TextAnalysis(len(toks), toks, positions, grams,
-                               {p: frozenset(g) for p, g in by_turn.items()}, settled)
+                               {p: frozenset(g) for p, g in by_turn.items()}, frozenset(common), settled)
             if len(self._analyses) > 200_000:
                 self._analyses.clear()
             self._analyses[text] = hit
@@ -209,7 +218,7 @@ class TurnIndex:
             hit = self._answer_texts[text] = normalise_answer(text)
         return hit
 
-    def context_view(self, texts: tuple[str, ...]) -> tuple[str, list[TextAnalysis]]:
+    def context_view(self, texts: tuple[str, ...]) -> tuple[str, list[TextAnalysis], frozenset]:
         """A whole context normalised for answer search, and its texts' analyses (cached: the
         same context is returned to every probe of a checkpoint by many systems)."""
         hit = self._contexts.get(texts)
@@ -217,7 +226,9 @@ class TurnIndex:
             if len(self._contexts) > 256:
                 self._contexts.clear()
             haystack = f" {' '.join(self.answer_text(x) for x in texts)} "
-            hit = self._contexts[texts] = (haystack, [self.analyse(x) for x in texts])
+            analyses = [self.analyse(x) for x in texts]
+            common = frozenset().union(*(a.common for a in analyses))
+            hit = self._contexts[texts] = (haystack, analyses, common)
         return hit
 
     def verdict(self, text: str, prefix_len: int, cited: Iterable[int] = (), derived: bool = False) -> FragmentVerdict:
@@ -249,10 +260,11 @@ class TurnIndex:
                 in_cited += 1
             if positions[0] < prefix_len:
                 past += 1
-                for p in positions:
-                    if p >= prefix_len:
-                        break
-                    per_turn[p] = per_turn.get(p, 0) + 1
+                if len(positions) <= COMMON_POSTINGS:
+                    for p in positions:
+                        if p >= prefix_len:
+                            break
+                        per_turn[p] = per_turn.get(p, 0) + 1
             else:
                 future[positions[0]] = future.get(positions[0], 0) + 1
         total = len(a.positions)
@@ -279,7 +291,7 @@ class TurnIndex:
         wanted = [t for t in turns if 0 <= t < len(self.turn_grams)]
         if not wanted or not texts:
             return set()
-        analyses = self.context_view(texts)[1]
+        _, analyses, common = self.context_view(texts)
         present: set[int] = set()
         for t in wanted:
             grams = self.turn_grams[t]
@@ -287,8 +299,12 @@ class TurnIndex:
                 continue
             need = COPY_MIN_SHARE * len(grams)
             sentences = self.turn_sentences[t]
-            # A fragment holds a shingle of turn t exactly when t is among that shingle's postings.
-            found: set[tuple[str, ...]] = set()
+            # A fragment holds a shingle of turn t exactly when t is among that shingle's postings
+            # (common shingles: when the context holds them at all).
+            found: set[tuple[str, ...]] = set(grams & common) if common else set()
+            if found and (len(found) >= need or any(sent <= found for sent in sentences)):
+                present.add(t)
+                continue
             for an in analyses:
                 part = an.by_turn.get(t)
                 if not part:
