@@ -41,6 +41,10 @@ SOURCED_MIN_SHARE = 0.5
 """A non-derived fragment is sourced when at least this share of its shingles was said in the prefix."""
 ATTRIBUTED_MIN_SHARE = 0.5
 """A citing fragment is attributed when at least this share of its matched shingles is in a cited turn."""
+CITED_WORDS_MIN_SHARE = 0.8
+"""...or when it cites at most `CITED_WORDS_MAX_TURNS` turns and this share of its distinct words
+occur in them (clauses of one turn re-joined); citing many turns cannot buy that pass."""
+CITED_WORDS_MAX_TURNS = 3
 MIN_TOKENS = 2
 """Fragments with fewer normalised content tokens carry too little text to judge."""
 COPY_MIN_SHARE = 0.5
@@ -155,6 +159,7 @@ class TurnIndex:
         self.postings: dict[tuple[str, ...], list[int]] = {}
         self.turn_grams: list[frozenset[tuple[str, ...]]] = []
         self.turn_sentences: list[tuple[frozenset[tuple[str, ...]], ...]] = []
+        self.turn_tokens: list[frozenset[str]] = []
         for pos, content in enumerate(contents):
             segs = segments(content, drop)
             # Every n-gram up to `size` inside a segment, so a short segment's shingle is found too.
@@ -166,6 +171,7 @@ class TurnIndex:
             for gram in grams:
                 self.postings.setdefault(gram, []).append(pos)
             self.turn_grams.append(frozenset(shingles(segs, size)))
+            self.turn_tokens.append(frozenset(t for seg in segs for t in seg))
             self.turn_sentences.append(tuple(
                 frozenset(shingles([toks], size)) for toks in segs if len(toks) >= SENTENCE_MIN_TOKENS))
         self._analyses: dict[str, TextAnalysis] = {}
@@ -276,6 +282,12 @@ class TurnIndex:
                 leak_turn, leak_n = turn, n
         share = past / total
         unsourced = not derived and leak_turn is None and share < SOURCED_MIN_SHARE
+        if unsourced and 0 < len(cited) <= CITED_WORDS_MAX_TURNS:
+            # Clauses of a cited turn re-joined ("X and Y"): its words are that turn's. (Citing a
+            # turn not yet replayed is a proven leak on its own, checked by the caller.)
+            words = set(a.tokens)
+            said = set().union(*(self.turn_tokens[c] for c in cited))
+            unsourced = len(words & said) < CITED_WORDS_MIN_SHARE * len(words)
         misattributed = bool(cited) and matched >= min(2, total) and in_cited / matched < ATTRIBUTED_MIN_SHARE
         best = max(per_turn.items(), key=lambda kv: (kv[1], -kv[0]))[0] if per_turn else None
         return FragmentVerdict(total, share, leak_turn, leak_n, unsourced, misattributed, best)
@@ -319,9 +331,10 @@ class TurnIndex:
 def duplicate_key(text: str, cited: Sequence[str], kind: str, index: TurnIndex) -> tuple | None:
     """What makes two fragments of one context duplicates: the same normalised text citing the
     same turns, of the same kind. The same words said in two turns, each cited, are not; nor is
-    a memory bullet beside the raw turn it was made from (kinds differ). None: too short to tell."""
+    a memory bullet beside the raw turn it was made from (kinds differ), nor repeated scaffolding
+    that cites nothing ("see also: ..."). None: not a citation, or too short to tell."""
     toks = index.analyse(text).tokens
-    if len(toks) < MIN_TOKENS:
+    if len(toks) < MIN_TOKENS or not cited:
         return None
     return (toks, tuple(cited) if len(cited) < 2 else tuple(sorted(set(cited))), kind)
 

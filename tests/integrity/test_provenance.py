@@ -73,6 +73,10 @@ def test_unsourced_and_derived():
     invented = "Ana bought a red bicycle from a shop in Madrid yesterday afternoon."
     assert idx.verdict(invented, prefix_len=7).unsourced
     assert not idx.verdict(invented, prefix_len=7, derived=True).unsourced
+    # Clauses of the cited turn re-joined are sourced; words from many cited turns are not.
+    assert not idx.verdict("Miso: I adopted a cat and went hiking near grey Sintra", prefix_len=7, cited=[2]).unsourced
+    shuffled = "Lisbon hiking apartment neighbourhood river Miso flat Porto"
+    assert idx.verdict(shuffled, prefix_len=7, cited=range(7)).unsourced
 
 
 def test_misattribution_needs_real_text_citing_the_wrong_turn():
@@ -93,6 +97,8 @@ def test_duplicates_need_the_same_text_turns_and_kind():
     count = lambda frags: audit_context(frags, 7, expected, idx, WHERE).row["duplicate_citations"]  # noqa: E731
     assert count(same_words_two_turns) == 0
     assert count(bullet_and_turn) == 0
+    scaffolding = [Fragment(text="-> see also: the garden page", kind="pointer")] * 2  # cites nothing
+    assert count(scaffolding) == 0
     assert count(double_write) == 1
 
 
