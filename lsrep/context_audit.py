@@ -73,21 +73,26 @@ def _judge_fragments(fragments: Sequence[Fragment], prefix_len: int, index: Turn
     leaks = unsourced = misattributed = 0
     cache = index.fragment_cache
     for frag in fragments:
-        key = (frag.text, frag.source_turn_ids, frag.kind, prefix_len)
+        # Per fragment: (cited positions, settled prefix, verdict once settled, duplicate key). From
+        # the settled prefix on the verdict no longer changes, so a recurring fragment is one lookup.
+        key = (frag.text, frag.source_turn_ids, frag.kind)
         hit = cache.get(key)
         if hit is None:
             cited = cited_positions(frag.source_turn_ids, turn_index)
-            verdict = index.verdict(frag.text, prefix_len, cited, frag.kind in DERIVED_KINDS)
-            hit = cache[key] = (verdict, any(p >= prefix_len for p in cited),
-                                duplicate_key(frag.text, frag.source_turn_ids, frag.kind, index))
-        verdict = hit[0]
+            settled = index.analyse(frag.text).settled
+            hit = cache[key] = (cited, settled, index.verdict(frag.text, settled, cited, frag.kind in DERIVED_KINDS),
+                                max(cited, default=-1), duplicate_key(frag.text, frag.source_turn_ids, frag.kind, index))
+            if len(cache) > 200_000:
+                cache.clear()
+        verdict = hit[2] if prefix_len >= hit[1] else index.verdict(
+            frag.text, prefix_len, hit[0], frag.kind in DERIVED_KINDS)
         verdicts.append(verdict)
-        citation.append(hit[1])
+        citation.append(hit[3] >= prefix_len)
         leaks += verdict.leak_turn is not None
         unsourced += verdict.unsourced
         misattributed += verdict.misattributed
-        if hit[2] is not None:
-            keys.append(hit[2])
+        if hit[4] is not None:
+            keys.append(hit[4])
     counts = {"content_leaks": leaks, "unsourced": unsourced, "misattributed": misattributed,
               "duplicate_citations": len(keys) - len(set(keys)), "context_sha256": context_digest(fragments)}
     return tuple(verdicts), tuple(citation), counts

@@ -179,7 +179,7 @@ class TurnIndex:
         self._contexts: dict[tuple[str, ...], tuple[str, list[TextAnalysis], frozenset]] = {}
         self.fragment_cache: dict[tuple, tuple] = {}
         self.context_cache: dict[tuple, tuple] = {}
-        """Per (text, citations, kind, prefix): the engine's verdict, citation leak and duplicate key."""
+        """Per (text, citations, kind): what `context_audit` needs to judge it at any prefix."""
         self._verdicts: dict[tuple[str, int, tuple[int, ...], bool], FragmentVerdict] = {}
 
     @classmethod
