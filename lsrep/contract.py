@@ -73,7 +73,8 @@ class Fragment(BaseModel):
     score: float | None = None
     """The system's ranking score, if it has one."""
     kind: str = "memory"
-    """Free label: `memory`, `recent`, `slot`, `summary`, ... ."""
+    """Free label: `memory`, `recent`, `slot`, `summary`, ... . Kinds in
+    `lsrep.provenance.DERIVED_KINDS` (`summary`, `fact`, ...) declare derived text."""
 
 
 class QueryResult(BaseModel):

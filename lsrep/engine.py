@@ -23,6 +23,7 @@ from tqdm import tqdm
 
 from lsrep.answer import Answerer, make_answerer
 from lsrep.answer.prompt import build_messages, prompt_tokens
+from lsrep.context_audit import ContextAudit, audit_context, enforce_budget, fragment_fields
 from lsrep.contract import Fragment, QueryResult, ReplayTurn
 from lsrep.embed import make_embedder
 from lsrep.harness import CallLog, Guarded, validate_condition
@@ -40,6 +41,7 @@ from lsrep.plan import (
 )
 from lsrep.protocol.campaign import AnswererSpec, EmbedderSpec
 from lsrep.protocol.models import Probe, ProbeSet, Trajectory
+from lsrep.provenance import TurnIndex
 from lsrep.text import estimate_tokens
 
 
@@ -71,6 +73,8 @@ class UnitTask:
     """`--refresh-cache`: cached model replies older than this instant are not used."""
     adapter_host: str = "process"
     """Where the adapter runs: its own host process (default) or `in-process` (debugging)."""
+    enforce_budget: bool = False
+    """Cut each returned context to `retrieval_budget` before answering (the cut is recorded)."""
 
 
 @dataclass
@@ -113,6 +117,8 @@ class _Replay:
         self.answerer: Answerer = make_answerer(task.answerer, task.store_path, task.refresh_cache_before)
         cls, opts = validate_condition(task.system, task.options, task.disable, task.condition)
         self.adapter_cls = cls
+        self.provenance = TurnIndex.of_turns(self.turns)
+        self.turn_ids = [t.turn_id for t in self.turns]
         adapter = open_adapter(
             task.adapter_host, cls, opts, task.options, disable=task.disable, state_dir=state_dir,
             retrieval_budget=task.retrieval_budget, embedder=make_embedder(task.embedder),
@@ -276,8 +282,19 @@ class _Replay:
             self._finish(row)
             return
         fragments = list(result.fragments)
+        audit = audit_context(fragments, step.prefix_len, ask.expected, self.provenance, self.index)
+        row.update(audit.row)
         row["system_answer"] = result.answer
         row["truncated_tokens"] = result.truncated_tokens
+        budget = task.retrieval_budget
+        returned_tokens = sum(estimate_tokens(f.text) for f in fragments)
+        row["budget_exceeded"] = int(budget is not None and returned_tokens > budget)
+        row["budget_violation"] = int(bool(row["budget_exceeded"]) and self.adapter_cls.honours_budget)
+        if task.enforce_budget and budget is not None:
+            fragments, cut = enforce_budget(fragments, budget)
+            row["budget_truncated_tokens"] = cut
+            row["truncated_tokens"] += cut
+        returned = (result.fragments, audit)
         if task.answer_mode == "system":
             if result.answer is None:
                 row["error"] = self.log.record_failure(
@@ -304,7 +321,7 @@ class _Replay:
                 row["error"] = self.log.record_failure(
                     "answer", outcome.error, checkpoint=step.ordinal, probe_id=probe.probe_id
                 )
-        self._record_fragments(row, fragments, step)
+        self._record_fragments(row, fragments, step, returned)
         self._finish(row)
         self._drain_system_calls(row["obs_id"])
 
@@ -330,30 +347,35 @@ class _Replay:
             "usage_completion_tokens": None, "within_limit": None, "truncated_tokens": 0,
             "budget_exceeded": 0, "evidence_ids": json.dumps(evidence), "evidence_recall": None,
             "proven_leak": 0, "unattributed": 0, "query_ms": None, "answer_ms": None,
+            "budget_violation": 0, "budget_truncated_tokens": 0, "content_leaks": 0, "unsourced": 0,
+            "misattributed": 0, "duplicate_citations": 0, "context_sha256": None, "content_recall": None,
+            "answer_in_context": None, "stale_in_context": None, "future_in_context": None,
         }
 
-    def _record_fragments(self, row: dict[str, Any], fragments: list[Fragment], step: CheckpointStep) -> None:
+    def _record_fragments(self, row: dict[str, Any], fragments: list[Fragment], step: CheckpointStep,
+                          returned: tuple[tuple[Fragment, ...], ContextAudit]) -> None:
         sources: set[str] = set()
         tokens = 0
-        index, prefix_len, obs_id = self.index, step.prefix_len, row["obs_id"]
+        index, obs_id = self.index, row["obs_id"]
+        # Leaks are counted over everything the system returned, recorded or cut.
+        all_frags, audit = returned
+        judged = {id(f): (v, c) for f, v, c in zip(all_frags, audit.verdicts, audit.citation_leaks, strict=True)}
+        row["proven_leak"] = sum(v.leak or c for v, c in zip(audit.verdicts, audit.citation_leaks, strict=True))
         for rank, frag in enumerate(fragments):
             ids = frag.source_turn_ids
-            positions = [index.get(t) for t in ids]
-            unknown = None in positions
-            leak = any(p is not None and p >= prefix_len for p in positions)
+            unknown = any(t not in index for t in ids)
+            verdict, cites_future = judged[id(frag)]
             n = estimate_tokens(frag.text)
             tokens += n
             sources.update(ids)
-            row["proven_leak"] += leak
             row["unattributed"] += not ids
             self.fragments.append({
                 "obs_id": obs_id, "rank": rank, "text": frag.text, "source_turn_ids": _json_list(ids),
                 "tokens": n, "mechanisms": _json_list(frag.mechanisms), "kind": frag.kind, "score": frag.score,
-                "leak": int(leak), "unknown_source": int(unknown),
+                "leak": int(verdict.leak or cites_future), "unknown_source": int(unknown),
+                **fragment_fields(verdict, self.turn_ids),
             })
         row["n_fragments"], row["context_tokens"] = len(fragments), tokens
-        budget = self.task.retrieval_budget
-        row["budget_exceeded"] = int(budget is not None and tokens > budget)
         evidence = json.loads(row["evidence_ids"])
         if evidence:
             row["evidence_recall"] = len(sources & set(evidence)) / len(evidence)

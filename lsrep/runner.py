@@ -108,6 +108,7 @@ def validate_campaign(campaign: LoadedCampaign) -> dict[str, Any]:
             "mechanisms": [m.name for m in cls.mechanisms],
             "mechanism_stages": {m.name: list(m.stages) for m in cls.mechanisms if m.stages},
             "maintenance_operations": sorted(cls.maintenance_operations),
+            "honours_budget": cls.honours_budget, "deterministic": cls.deterministic,
         }
     return described
 
@@ -303,6 +304,7 @@ def _tasks(run_id: str, campaign: LoadedCampaign, inputs, plans, store_path: Pat
                     embedder=spec.embedder, retrieval_budget=spec.retrieval_budget, repetition=rep,
                     seed=unit_seed(spec.seed, cond.name, tid, rep), store_path=str(store_path),
                     refresh_cache_before=refresh_before, adapter_host=host_mode,
+                    enforce_budget=spec.enforce_budget,
                 ))
     return tasks
 

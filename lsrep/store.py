@@ -177,6 +177,26 @@ def m006_failure_traceback(db: sqlite_utils.Database) -> None:
     db["failures"].add_column("traceback", str)
 
 
+@migration
+def m007_provenance(db: sqlite_utils.Database) -> None:
+    # Content provenance and reader-free memory metrics per observation and fragment
+    # (lsrep.context_audit); see docs/integrity.md.
+    obs = db["observations"]
+    for name, kind in (
+        ("content_leaks", int), ("unsourced", int), ("misattributed", int), ("duplicate_citations", int),
+        ("budget_violation", int), ("budget_truncated_tokens", int), ("context_sha256", str),
+        ("content_recall", float), ("answer_in_context", int), ("stale_in_context", int),
+        ("future_in_context", int),
+    ):
+        obs.add_column(name, kind)
+    frags = db["fragments"]
+    for name, kind in (
+        ("content_leak", int), ("leak_turn_id", str), ("unsourced", int), ("misattributed", int),
+        ("sourced_share", float), ("match_turn_id", str),
+    ):
+        frags.add_column(name, kind)
+
+
 class RunStore:
     """A run store file; opening it applies any migration it lacks."""
 

@@ -33,6 +33,9 @@ def summary_rows(store: RunStore, run_id: str, judge: str = "deterministic") -> 
     systems = {c["name"]: c.get("system") for c in campaign.get("conditions", [])}
     order = [c for c in declared if c in by_cond] + sorted(set(by_cond) - set(declared))
     scores = condition_scores(rows, order, seed=int(campaign.get("seed") or 0), systems=systems, boot=SUMMARY_BOOT)
+    from lsrep.integrity import alarms, evidence_records, integrity_records
+
+    integrity, evidence = integrity_records(store, run_id), evidence_records(store, run_id)
     out = []
     for cond, score in zip(order, scores, strict=True):
         obs = by_cond[cond]
@@ -49,6 +52,8 @@ def summary_rows(store: RunStore, run_id: str, judge: str = "deterministic") -> 
             "mean_context_tokens": sum(r["context_tokens"] for r in ok) / len(ok) if ok else 0.0,
             "mean_prompt_tokens": _mean([r["prompt_tokens"] for r in obs if r["prompt_tokens"] is not None]),
             "proven_leaks": score.labels["proven_leak"],
+            "evidence": evidence.get(cond, {}), "integrity": integrity.get(cond, {}),
+            "alarms": alarms(integrity.get(cond, {})),
         })
     return out
 
@@ -57,8 +62,9 @@ def _mean(values: list) -> float:
     return sum(values) / len(values) if values else 0.0
 
 
-def _rate(value: float) -> str:
-    return "   —" if value != value else f"{value:.2f}"
+def _rate(value: float | None) -> str:
+    """Two decimals; a dash for None or NaN (nothing to measure)."""
+    return "   —" if value is None or value != value else f"{value:.2f}"
 
 
 def _ci(interval: tuple[float, float]) -> str:
@@ -76,7 +82,7 @@ def print_summary(store: RunStore, run_id: str) -> None:
           f"(exact/alias match, token-F1, outcome label); embedder: {manifest['embedder']}")
     header = (f"{'condition':<22}{'rank':>5}{'headline':>9}{'95% CI':>11}{'ans n':>7}{'ans acc':>8}{'95% CI':>11}"
               f"{'abst n':>7}{'abst acc':>9}{'stale':>7}{'future':>7}{'abstain':>8}{'wrong':>7}{'error':>6}"
-              f"{'frags':>7}{'ctx tok':>8}{'prompt':>7}{'leaks':>6}")
+              f"{'frags':>7}{'ctx tok':>8}{'prompt':>7}{'leaks':>6}{'ev.rec':>7}{'ans.ctx':>8}{'alarms':>7}")
     print(header)
     print("-" * len(header))
     rows = summary_rows(store, run_id)
@@ -88,12 +94,21 @@ def print_summary(store: RunStore, run_id: str) -> None:
               f"{r['answerable_n']:>7}{_rate(r['answerable']):>8}{_ci(r['answerable_ci']):>11}"
               f"{r['abstention_n']:>7}{_rate(abst):>9}{r['stale']:>7}{r['future']:>7}{r['abstained']:>8}"
               f"{r['wrong']:>7}{r['error']:>6}{r['mean_fragments']:>7.1f}{r['mean_context_tokens']:>8.0f}"
-              f"{r['mean_prompt_tokens']:>7.0f}{r['proven_leaks']:>6}")
+              f"{r['mean_prompt_tokens']:>7.0f}{r['proven_leaks']:>6}"
+              f"{_rate(r['evidence'].get('recall')):>7}{_rate(r['evidence'].get('answer_in_context')):>8}"
+              f"{r['alarms']:>7}")
     print(f"headline = {HEADLINE_METRIC}: the mean over categories (else probe kinds) of accuracy on answerable "
           "probes; ranks use it. ans = probes with a reference answer; abst = probes whose correct response is "
           f"to abstain (never in the headline). CIs: cluster bootstrap over probes (trajectory, probe_id), "
           f"B={SUMMARY_BOOT}. frags and ctx tok = mean per answered observation; prompt = mean answer-prompt "
-          "tokens wherever measured; leaks = observations whose context held a turn from after the checkpoint.")
+          "tokens wherever measured; leaks = observations whose context held text first said, or a turn cited, "
+          "after the checkpoint; ev.rec = evidence turns whose content is in the context; ans.ctx = the "
+          "reference answer occurs in the context (both reader-free); alarms = integrity checks tripped "
+          "(leaks, unsourced, misattributed, duplicates, nondeterminism, budget; `lsrep report` details).")
+    for r in rows:
+        if r["alarms"]:
+            parts = ", ".join(f"{k} {v}" for k, v in r["integrity"].items() if v)
+            print(f"integrity alarm: {r['condition']}: {parts}")
     if cal is None:
         return
     ceiling, floor = cal.ceiling, cal.floor

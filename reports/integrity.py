@@ -8,7 +8,7 @@ import json
 from collections import Counter, defaultdict
 from typing import Any
 
-from lsrep.reports import panels
+from lsrep.reports import panels, provenance
 from lsrep.reports.common import Context, clip, expected_text, group
 from lsrep.reports.quality import aligned, comparisons
 from lsrep.reports.tree import Callout, Column, Facts, Section, Table
@@ -119,8 +119,9 @@ def fidelity(ctx: Context) -> tuple[Section, tuple[audit.MechanismAudit, ...]]:
                         "off. Contexts compare the source turns of the returned fragments, in order.",))]
           if arows else []),
         Table(icolumns, tuple(irows), caption="Context integrity per condition",
-              notes=("Unattributed: fragments citing no source turn, so leakage and evidence cannot be checked "
-                     "for them. Proven leak: a fragment from a turn after the checkpoint.",)),
+              notes=("Unattributed: fragments citing no source turn. Proven leak: a fragment whose text was "
+                     "first said after the checkpoint, or that cites such a turn.",)),
+        *provenance.integrity_blocks(ctx),
     ]
     blocks += panels.diagnostics(ctx)
     return Section(

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from lsrep.reports import instrument, integrity, quality
+from lsrep.reports import instrument, integrity, provenance, quality
 from lsrep.reports.common import Context, Settings
 from lsrep.reports.load import DETERMINISTIC, RunData, apply_judge_of_record, load_run
 from lsrep.reports.metrics import compute_metrics, metrics_record
@@ -77,9 +77,16 @@ def build_report(
             "run_status": run["status"], "lsrep_version": data.manifest.get("lsrep_version"),
             "created_at": run["created_at"],
         },
-        metrics=metrics_record(ctx, ctx.metrics),
+        metrics=_with_integrity(metrics_record(ctx, ctx.metrics), provenance.condition_metrics(ctx)),
         fidelity=tuple(audit.fidelity_records(audited)),
     )
+
+
+def _with_integrity(record: dict[str, Any], by_condition: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Each condition's `evidence` and `integrity` blocks (reports.provenance) in the metrics record."""
+    for row in record["conditions"]:
+        row.update(by_condition.get(row["name"], {}))
+    return record
 
 
 def _record_banner(counts: dict[str, int]) -> tuple[Callout, ...]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+from lsrep.reports import provenance
 from lsrep.reports.common import OUTCOMES, Context, cluster, group, outcome_counts
 from lsrep.reports.instrument import calibration_blocks, locomo_table
 from lsrep.reports.timeline import checkpoint_axis
@@ -445,9 +446,10 @@ def evidence(ctx: Context) -> Section:
         Column("acc_partial", "Accuracy | evidence missing", "rate_estimate"),
     )
     blocks: list = [Table(columns, tuple(rows), notes=(
-        "Evidence recall = share of the in-force version's evidence turns among the context's source "
-        "turns; observations whose expectation has no evidence (abstention) are left out.",
+        "Evidence recall = share of the in-force version's evidence turns among the context's cited source "
+        "turns (the adapter's claim; the reader-free table below decides by content); observations whose expectation has no evidence (abstention) are left out.",
         ctx.settings.boot_note))]
+    blocks += provenance.evidence_blocks(ctx)
     gold = _retrieval_gold(ctx)
     if gold is not None:
         blocks.append(gold)

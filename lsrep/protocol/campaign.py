@@ -140,6 +140,9 @@ class CampaignSpec(Spec):
     """Who answers: the harness's answerer (context) or each system (system)."""
     retrieval_budget: int | None = Field(default=None, ge=1)
     """Context-token budget given to every system (the same for all)."""
+    enforce_budget: bool = False
+    """Cut every returned context to `retrieval_budget` before the answerer sees it (greedy in
+    rank order; the tokens cut are recorded per observation as `budget_truncated_tokens`)."""
     schedule: Path | ScheduleSpec = ScheduleSpec()
     """The default schedule: a TOML file path or an inline table."""
     trajectories: tuple[TrajectorySpec, ...] = Field(min_length=1)
@@ -166,6 +169,8 @@ class CampaignSpec(Spec):
             dupes = {n for n in names if names.count(n) > 1}
             if dupes:
                 raise ValueError(f"duplicate {label} name(s): {', '.join(sorted(dupes))}")
+        if self.enforce_budget and self.retrieval_budget is None:
+            raise ValueError("enforce_budget = true needs a retrieval_budget")
         known = {c.name for c in self.conditions}
         for a, b in self.compare:
             for n in (a, b):

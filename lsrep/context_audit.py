@@ -1,0 +1,122 @@
+"""Per-observation context audit: content provenance, duplicates, budget and evidence, in one pass.
+
+The engine calls :func:`audit_context` with the fragments a system returned (before any
+truncation by the harness or the answerer). It returns the observation's integrity fields
+and one verdict per fragment; nothing here trusts the fragments' citations except to check
+them. The campaign-level aggregation is `lsrep.integrity`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from lsrep.contract import Fragment
+from lsrep.evidence import evidence_metrics
+from lsrep.provenance import (
+    DERIVED_KINDS,
+    FragmentVerdict,
+    TurnIndex,
+    cited_positions,
+    duplicate_key,
+)
+from lsrep.references import Expected
+from lsrep.text import estimate_tokens
+
+
+@dataclass(frozen=True)
+class ContextAudit:
+    """What the harness found in one returned context."""
+
+    row: dict[str, Any]
+    """Observation fields (see `OBSERVATION_FIELDS`)."""
+    verdicts: tuple[FragmentVerdict, ...]
+    """One per returned fragment, in rank order."""
+    citation_leaks: tuple[bool, ...]
+    """Per fragment: it cites a turn that had not been replayed."""
+
+
+OBSERVATION_FIELDS: tuple[str, ...] = (
+    "content_leaks", "unsourced", "misattributed", "duplicate_citations", "context_sha256",
+    "content_recall", "answer_in_context", "stale_in_context", "future_in_context",
+)
+"""Observation columns this audit fills (migration m006_provenance)."""
+
+
+def context_digest(fragments: Sequence[Fragment]) -> str:
+    """SHA-256 of the returned context: texts and citations in order (for determinism checks)."""
+    texts = "\x1e".join(f.text for f in fragments)
+    cites = "\x1e".join("\x1f".join(f.source_turn_ids) for f in fragments)
+    return hashlib.sha256(f"{texts}\x1d{cites}".encode()).hexdigest()
+
+
+def audit_context(fragments: Sequence[Fragment], prefix_len: int, expected: Expected, index: TurnIndex,
+                  turn_index: Mapping[str, int]) -> ContextAudit:
+    texts = tuple(f.text for f in fragments)
+    # The same context returned to every probe of a checkpoint is judged once.
+    ckey = (texts, tuple((f.source_turn_ids, f.kind) for f in fragments), prefix_len)
+    judged = index.context_cache.get(ckey)
+    if judged is None:
+        if len(index.context_cache) > 256:
+            index.context_cache.clear()
+        judged = index.context_cache[ckey] = _judge_fragments(fragments, prefix_len, index, turn_index)
+    verdicts, citation, counts = judged
+    row: dict[str, Any] = {**counts, **evidence_metrics(expected, texts, index, turn_index).row()}
+    return ContextAudit(row, verdicts, citation)
+
+
+def _judge_fragments(fragments: Sequence[Fragment], prefix_len: int, index: TurnIndex,
+                     turn_index: Mapping[str, int]) -> tuple[tuple, tuple, dict[str, Any]]:
+    verdicts, citation, keys = [], [], []
+    leaks = unsourced = misattributed = 0
+    cache = index.fragment_cache
+    for frag in fragments:
+        # Per fragment: (cited positions, settled prefix, verdict once settled, duplicate key). From
+        # the settled prefix on the verdict no longer changes, so a recurring fragment is one lookup.
+        key = (frag.text, frag.source_turn_ids, frag.kind)
+        hit = cache.get(key)
+        if hit is None:
+            cited = cited_positions(frag.source_turn_ids, turn_index)
+            settled = index.analyse(frag.text).settled
+            hit = cache[key] = (cited, settled, index.verdict(frag.text, settled, cited, frag.kind in DERIVED_KINDS),
+                                max(cited, default=-1), duplicate_key(frag.text, frag.source_turn_ids, frag.kind, index))
+            if len(cache) > 200_000:
+                cache.clear()
+        verdict = hit[2] if prefix_len >= hit[1] else index.verdict(
+            frag.text, prefix_len, hit[0], frag.kind in DERIVED_KINDS)
+        verdicts.append(verdict)
+        citation.append(hit[3] >= prefix_len)
+        leaks += verdict.leak_turn is not None
+        unsourced += verdict.unsourced
+        misattributed += verdict.misattributed
+        if hit[4] is not None:
+            keys.append(hit[4])
+    counts = {"content_leaks": leaks, "unsourced": unsourced, "misattributed": misattributed,
+              "duplicate_citations": len(keys) - len(set(keys)), "context_sha256": context_digest(fragments)}
+    return tuple(verdicts), tuple(citation), counts
+
+
+def fragment_fields(verdict: FragmentVerdict, turn_ids: Sequence[str]) -> dict[str, Any]:
+    """Fragment columns of one verdict (migration m006_provenance)."""
+    return {
+        "content_leak": int(verdict.leak),
+        "leak_turn_id": turn_ids[verdict.leak_turn] if verdict.leak_turn is not None else None,
+        "unsourced": int(verdict.unsourced), "misattributed": int(verdict.misattributed),
+        "sourced_share": verdict.sourced_share,
+        "match_turn_id": turn_ids[verdict.best_turn] if verdict.best_turn is not None else None,
+    }
+
+
+def enforce_budget(fragments: Sequence[Fragment], budget: int) -> tuple[list[Fragment], int]:
+    """Keep fragments in rank order while they fit the budget; return them and the tokens cut."""
+    kept, used, cut = [], 0, 0
+    for frag in fragments:
+        n = estimate_tokens(frag.text)
+        if used + n <= budget:
+            kept.append(frag)
+            used += n
+        else:
+            cut += n
+    return kept, cut

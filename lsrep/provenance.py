@@ -1,0 +1,343 @@
+"""Content provenance: where the text of a returned fragment comes from, decided by content.
+
+A fragment cites turns (`source_turn_ids`), but a citation is the adapter's claim. This
+module checks the claim against the text. Every turn of the trajectory is indexed once
+(word shingles over normalised content tokens, each shingle with the positions of the
+turns that contain it, so the first position is where it was first said); a fragment's
+shingles are then looked up and compared with the checkpoint's prefix:
+
+- **proven leak**: at least `LEAK_MIN_SHINGLES` of the fragment's shingles were never said
+  in the replayed prefix and first occur in one and the same later turn — text copied from
+  a turn not yet replayed, whatever the fragment cites (derived text included);
+- **unsourced**: a fragment that is not declared derived (see `DERIVED_KINDS`) and whose
+  shingles are mostly (`SOURCED_MIN_SHARE`) absent from every replayed turn;
+- **misattributed**: a fragment citing turns, whose text matches turns but mostly
+  (`ATTRIBUTED_MIN_SHARE`) not the ones it cites.
+
+Normalisation makes rendering prefixes transparent on both sides: dates and times are
+removed, tokens that are speaker names or roles of the trajectory are removed, and
+stopwords are removed, so "[2026-03-02 09:00] Ana (user): text" and "text" give the same
+shingles. The thresholds and how they were tuned (zero alarms on every built-in system on
+the bundled campaigns and the shared LoCoMo conversations) are in docs/integrity.md.
+
+Cost: indexing is linear in the trajectory; a fragment's analysis is cached by its text,
+and its verdict by (text, prefix, citations), so a context returned again at the same
+checkpoint costs a dictionary lookup.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from lsrep.text import STOPWORDS, normalise_answer
+
+SHINGLE = 3
+"""Shingle length in normalised content tokens (shorter texts use one shingle of their length)."""
+LEAK_MIN_SHINGLES = 2
+"""Shingles first said in one later turn (and never in the prefix) that prove a leak."""
+SOURCED_MIN_SHARE = 0.5
+"""A non-derived fragment is sourced when at least this share of its shingles was said in the prefix."""
+ATTRIBUTED_MIN_SHARE = 0.5
+"""A citing fragment is attributed when at least this share of its matched shingles is in a cited turn."""
+CITED_WORDS_MIN_SHARE = 0.8
+"""...or when it cites at most `CITED_WORDS_MAX_TURNS` turns and this share of its distinct words
+occur in them (clauses of one turn re-joined); citing many turns cannot buy that pass."""
+CITED_WORDS_MAX_TURNS = 3
+MIN_TOKENS = 2
+"""Fragments with fewer normalised content tokens carry too little text to judge."""
+COPY_MIN_SHARE = 0.5
+"""Evidence: a turn's content is in the context when this share of its shingles is..."""
+COMMON_POSTINGS = 32
+"""Shingles said in more turns than this ("thanks", "sounds great") are not tied to a turn when
+ranking the best-matching turn; evidence presence still counts them."""
+SENTENCE_MIN_TOKENS = 4
+"""...or when one of its sentences with at least this many content tokens is there whole."""
+
+DERIVED_KINDS: frozenset[str] = frozenset({
+    "summary", "summaries", "fact", "facts", "derived", "extracted", "profile", "reflection", "insight",
+    "slot", "note", "notes",
+})
+"""Fragment kinds that declare derived text (summaries, extracted facts): exempt from
+`unsourced`, still checked for leaks and misattribution."""
+
+_DATED_GROUP = re.compile(r"[\[(][^\[\]()\n]*?\d{4}-\d{2}-\d{2}[^\[\]()\n]*[\])]")
+"""A bracketed or parenthesised group holding a date: rendering metadata ("(source: turn 8, 2023-05-08)")."""
+_SEGMENT = re.compile(r"[.!?;:\n]+")
+_DATETIME = re.compile(
+    r"\d{4}-\d{2}-\d{2}(?:[T ]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?"
+    r"|\b\d{1,2}:\d{2}(?::\d{2})?\b"
+)
+_TOKEN = re.compile(r"[a-z0-9]+")
+
+
+def rendering_tokens(speakers: Iterable[str | None], roles: Iterable[str]) -> frozenset[str]:
+    """Tokens adapters add when they render a turn (speaker names and roles)."""
+    out: set[str] = set()
+    for value in (*speakers, *roles):
+        if value:
+            out.update(_TOKEN.findall(value.lower()))
+    return frozenset(out)
+
+
+def segments(text: str, drop: frozenset[str] = frozenset()) -> tuple[tuple[str, ...], ...]:
+    """Content tokens per sentence-like segment: lowercase alphanumerics without dated groups,
+    dates, times, stopwords or `drop`; empty segments left out."""
+    text = _DATETIME.sub(" ", _DATED_GROUP.sub(" ", text.lower()))
+    out = []
+    for part in _SEGMENT.split(text):
+        toks = tuple(t for t in _TOKEN.findall(part) if t not in STOPWORDS and t not in drop)
+        if toks:
+            out.append(toks)
+    return tuple(out)
+
+
+def normalise(text: str, drop: frozenset[str] = frozenset()) -> tuple[str, ...]:
+    """All content tokens of a text in order (its segments joined)."""
+    return tuple(t for seg in segments(text, drop) for t in seg)
+
+
+def shingles(segs: Sequence[Sequence[str]], size: int = SHINGLE) -> tuple[tuple[str, ...], ...]:
+    """Distinct word shingles in order of first appearance, never across a segment boundary;
+    a segment shorter than `size` is one shingle of its length."""
+    out: dict[tuple[str, ...], None] = {}
+    for toks in segs:
+        n = min(size, len(toks))
+        for i in range(len(toks) - n + 1):
+            out[tuple(toks[i:i + n])] = None
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class TextAnalysis:
+    """A text's shingles with the turn positions that contain each (cached per text)."""
+
+    n_tokens: int
+    tokens: tuple[str, ...]
+    positions: tuple[tuple[int, ...], ...]
+    """For each shingle, the sorted positions of the turns containing it (empty: said nowhere)."""
+    grams: tuple[tuple[str, ...], ...]
+    by_turn: dict[int, frozenset[tuple[str, ...]]]
+    """This text's shingles per turn that contains them (for evidence presence)."""
+    common: frozenset[tuple[str, ...]]
+    """Shingles said in more than `COMMON_POSTINGS` turns (kept out of `by_turn`: cheap to hold)."""
+    settled: int
+    """The prefix length from which every matched shingle has been said (later prefixes judge
+    the text the same way, so verdicts are cached under min(prefix, settled))."""
+
+
+@dataclass(frozen=True)
+class FragmentVerdict:
+    """Content provenance of one fragment at one checkpoint."""
+
+    shingles: int
+    """Shingles judged (0: too short to judge)."""
+    sourced_share: float | None
+    """Share of shingles said in the replayed prefix."""
+    leak_turn: int | None
+    """Position of the later turn the text was copied from (a proven leak), else None."""
+    leak_shingles: int
+    """Shingles first said in that later turn."""
+    unsourced: bool
+    misattributed: bool
+    best_turn: int | None
+    """Replayed turn sharing the most shingles with the text, among the turns up to the one that
+    completed it (None: no match)."""
+
+    @property
+    def leak(self) -> bool:
+        return self.leak_turn is not None
+
+
+class TurnIndex:
+    """Every turn of a trajectory, shingled once, with its position."""
+
+    def __init__(self, contents: Sequence[str], drop: frozenset[str] = frozenset(), size: int = SHINGLE) -> None:
+        self.size = size
+        self.drop = drop
+        self.postings: dict[tuple[str, ...], list[int]] = {}
+        self.turn_grams: list[frozenset[tuple[str, ...]]] = []
+        self.turn_sentences: list[tuple[frozenset[tuple[str, ...]], ...]] = []
+        self.turn_tokens: list[frozenset[str]] = []
+        for pos, content in enumerate(contents):
+            segs = segments(content, drop)
+            # Every n-gram up to `size` inside a segment, so a short segment's shingle is found too.
+            grams: dict[tuple[str, ...], None] = {}
+            for toks in segs:
+                for n in range(1, size + 1):
+                    for i in range(len(toks) - n + 1):
+                        grams[tuple(toks[i:i + n])] = None
+            for gram in grams:
+                self.postings.setdefault(gram, []).append(pos)
+            self.turn_grams.append(frozenset(shingles(segs, size)))
+            self.turn_tokens.append(frozenset(t for seg in segs for t in seg))
+            self.turn_sentences.append(tuple(
+                frozenset(shingles([toks], size)) for toks in segs if len(toks) >= SENTENCE_MIN_TOKENS))
+        self._analyses: dict[str, TextAnalysis] = {}
+        self._answer_texts: dict[str, str] = {}
+        self._contexts: dict[tuple[str, ...], tuple[str, list[TextAnalysis], frozenset]] = {}
+        self.fragment_cache: dict[tuple, tuple] = {}
+        self.context_cache: dict[tuple, tuple] = {}
+        """Per (text, citations, kind): what `context_audit` needs to judge it at any prefix."""
+        self._verdicts: dict[tuple[str, int, tuple[int, ...], bool], FragmentVerdict] = {}
+
+    @classmethod
+    def of_turns(cls, turns: Sequence) -> TurnIndex:
+        """Index protocol turns (anything with content, speaker and role)."""
+        drop = rendering_tokens((t.speaker for t in turns), (t.role for t in turns))
+        return cls([t.content for t in turns], drop)
+
+    def __len__(self) -> int:
+        return len(self.turn_grams)
+
+    def analyse(self, text: str) -> TextAnalysis:
+        hit = self._analyses.get(text)
+        if hit is None:
+            segs = segments(text, self.drop)
+            toks = tuple(t for seg in segs for t in seg)
+            grams = shingles(segs, self.size)
+            empty: list[int] = []
+            positions = tuple(tuple(self.postings.get(g, empty)) for g in grams)
+            by_turn: dict[int, set[tuple[str, ...]]] = {}
+            common = set()
+            for gram, where in zip(grams, positions, strict=True):
+                if len(where) > COMMON_POSTINGS:
+                    common.add(gram)
+                    continue
+                for p in where:
+                    by_turn.setdefault(p, set()).add(gram)
+            settled = max((where[0] + 1 for where in positions if where), default=0)
+            hit = TextAnalysis(len(toks), toks, positions, grams,
+                               {p: frozenset(g) for p, g in by_turn.items()}, frozenset(common), settled)
+            if len(self._analyses) > 200_000:
+                self._analyses.clear()
+            self._analyses[text] = hit
+        return hit
+
+    def answer_text(self, text: str) -> str:
+        """`normalise_answer(text)`, cached (answer-in-context checks search it)."""
+        hit = self._answer_texts.get(text)
+        if hit is None:
+            if len(self._answer_texts) > 200_000:
+                self._answer_texts.clear()
+            hit = self._answer_texts[text] = normalise_answer(text)
+        return hit
+
+    def context_view(self, texts: tuple[str, ...]) -> tuple[str, list[TextAnalysis], frozenset]:
+        """A whole context normalised for answer search, and its texts' analyses (cached: the
+        same context is returned to every probe of a checkpoint by many systems)."""
+        hit = self._contexts.get(texts)
+        if hit is None:
+            if len(self._contexts) > 256:
+                self._contexts.clear()
+            haystack = f" {' '.join(self.answer_text(x) for x in texts)} "
+            analyses = [self.analyse(x) for x in texts]
+            common = frozenset().union(*(a.common for a in analyses))
+            hit = self._contexts[texts] = (haystack, analyses, common)
+        return hit
+
+    def verdict(self, text: str, prefix_len: int, cited: Iterable[int] = (), derived: bool = False) -> FragmentVerdict:
+        """Judge a fragment's text against the first `prefix_len` turns and the turns it cites."""
+        cited_t = tuple(sorted(set(cited)))
+        analysis = self.analyse(text)
+        prefix_len = min(prefix_len, analysis.settled)
+        key = (text, prefix_len, cited_t, derived)
+        hit = self._verdicts.get(key)
+        if hit is None:
+            hit = self._judge(analysis, prefix_len, cited_t, derived)
+            if len(self._verdicts) > 200_000:
+                self._verdicts.clear()
+            self._verdicts[key] = hit
+        return hit
+
+    def _judge(self, a: TextAnalysis, prefix_len: int, cited: tuple[int, ...], derived: bool) -> FragmentVerdict:
+        if a.n_tokens < MIN_TOKENS:
+            return FragmentVerdict(0, None, None, 0, False, False, None)
+        cited_set = set(cited)
+        past = matched = in_cited = 0
+        future: dict[int, int] = {}
+        per_turn: dict[int, int] = {}
+        for positions in a.positions:
+            if not positions:
+                continue
+            matched += 1
+            if cited_set and not cited_set.isdisjoint(positions):
+                in_cited += 1
+            if positions[0] < prefix_len:
+                past += 1
+                if len(positions) <= COMMON_POSTINGS:
+                    for p in positions:
+                        if p >= prefix_len:
+                            break
+                        per_turn[p] = per_turn.get(p, 0) + 1
+            else:
+                future[positions[0]] = future.get(positions[0], 0) + 1
+        total = len(a.positions)
+        leak_turn, leak_n = None, 0
+        if future:
+            # The later turn most of the never-said text first appears in; ties to the earliest.
+            turn, n = max(future.items(), key=lambda kv: (kv[1], -kv[0]))
+            if n >= min(LEAK_MIN_SHINGLES, total) and (a.n_tokens > self.size or n == total):
+                leak_turn, leak_n = turn, n
+        share = past / total
+        unsourced = not derived and leak_turn is None and share < SOURCED_MIN_SHARE
+        if unsourced and 0 < len(cited) <= CITED_WORDS_MAX_TURNS:
+            # Clauses of a cited turn re-joined ("X and Y"): its words are that turn's. (Citing a
+            # turn not yet replayed is a proven leak on its own, checked by the caller.)
+            words = set(a.tokens)
+            said = set().union(*(self.turn_tokens[c] for c in cited))
+            unsourced = len(words & said) < CITED_WORDS_MIN_SHARE * len(words)
+        misattributed = bool(cited) and matched >= min(2, total) and in_cited / matched < ATTRIBUTED_MIN_SHARE
+        best = max(per_turn.items(), key=lambda kv: (kv[1], -kv[0]))[0] if per_turn else None
+        return FragmentVerdict(total, share, leak_turn, leak_n, unsourced, misattributed, best)
+
+    # -- evidence ------------------------------------------------------------------------------
+    def turns_in_context(self, turns: Iterable[int], texts: tuple[str, ...]) -> set[int]:
+        """The given turns whose content is in the context (by shingles, not by citation).
+
+        A turn counts when at least `COPY_MIN_SHARE` of its shingles occur in the context's
+        texts, or when all shingles of one of its sentences of `SENTENCE_MIN_TOKENS` or more
+        content tokens do (an extracted sentence carries the turn's fact).
+        """
+        wanted = [t for t in turns if 0 <= t < len(self.turn_grams)]
+        if not wanted or not texts:
+            return set()
+        _, analyses, common = self.context_view(texts)
+        present: set[int] = set()
+        for t in wanted:
+            grams = self.turn_grams[t]
+            if not grams:
+                continue
+            need = COPY_MIN_SHARE * len(grams)
+            sentences = self.turn_sentences[t]
+            # A fragment holds a shingle of turn t exactly when t is among that shingle's postings
+            # (common shingles: when the context holds them at all).
+            found: set[tuple[str, ...]] = set(grams & common) if common else set()
+            if found and (len(found) >= need or any(sent <= found for sent in sentences)):
+                present.add(t)
+                continue
+            for an in analyses:
+                part = an.by_turn.get(t)
+                if not part:
+                    continue
+                found |= part & grams
+                if len(found) >= need or any(sent <= found for sent in sentences):
+                    present.add(t)
+                    break
+        return present
+
+
+def duplicate_key(text: str, cited: Sequence[str], kind: str, index: TurnIndex) -> tuple | None:
+    """What makes two fragments of one context duplicates: the same normalised text citing the
+    same turns, of the same kind. The same words said in two turns, each cited, are not; nor is
+    a memory bullet beside the raw turn it was made from (kinds differ), nor repeated scaffolding
+    that cites nothing ("see also: ..."). None: not a citation, or too short to tell."""
+    toks = index.analyse(text).tokens
+    if len(toks) < MIN_TOKENS or not cited:
+        return None
+    return (toks, tuple(cited) if len(cited) < 2 else tuple(sorted(set(cited))), kind)
+
+
+def cited_positions(ids: Iterable[str], index_of: Mapping[str, int]) -> tuple[int, ...]:
+    return tuple(index_of[t] for t in ids if t in index_of)
