@@ -10,7 +10,6 @@ have not landed.
 from __future__ import annotations
 
 import hashlib
-import json
 import platform
 import subprocess
 import sys
@@ -29,7 +28,7 @@ from lsrep.executors.local import Executor, InProcessExecutor
 from lsrep.harness import validate_condition
 from lsrep.judge.campaign import build_judge, judge_unit_tables
 from lsrep.plan import ReplayPlan, plan_replay
-from lsrep.protocol.campaign import LoadedCampaign, load_campaign
+from lsrep.protocol.campaign import LoadedCampaign
 from lsrep.protocol.loading import load_probes, load_trajectory
 from lsrep.protocol.models import ProbeSet, Trajectory
 from lsrep.store import RunStore
@@ -178,39 +177,66 @@ def _new_run_id(campaign_sha: str) -> str:
 
 def run_campaign(path: Path | str, *, executor: Executor | None = None, progress: bool = False,
                  fresh: bool = False, store_path: Path | None = None) -> RunOutcome:
-    """Run (or resume) a campaign file; returns where the results are."""
-    campaign = load_campaign(path)
-    inputs = load_inputs(campaign)
-    conditions = validate_campaign(campaign)
-    plans = plan_all(campaign, inputs)
-    manifest = build_manifest(campaign, conditions, plans)
-    input_digest = hashlib.sha256(
-        json.dumps({k: v["sha256"] for k, v in manifest["inputs"].items()}, sort_keys=True).encode()
-    ).hexdigest()
-    plan_digest = hashlib.sha256(json.dumps(manifest["plans"], sort_keys=True).encode()).hexdigest()
+    """Run (or resume) a campaign file; returns where the results are.
 
-    store = RunStore(store_path or campaign.store_path)
-    run_id = None if fresh else store.find_resumable(input_digest, plan_digest)
-    resumed = run_id is not None
-    if run_id is None:
-        run_id = _new_run_id(input_digest)
-        store.create_run(run_id, campaign.spec.name, str(campaign.path), input_digest, plan_digest, manifest)
-    for tid, (trajectory, _) in inputs.items():
-        plan = plans[(campaign.spec.conditions[0].name, tid)][0]
-        store.write_turns(run_id, tid, turn_rows(run_id, trajectory, plan))
+    Every check runs before the store is opened (`lsrep.preflight`). One process at a time
+    runs a given campaign and plan on a store: a second one waits for the first, then
+    resumes what it left or reports that the run is already complete. Ctrl-C marks the run
+    `interrupted` (resumable) and re-raises.
+    """
+    from lsrep.preflight import prepare_run
+    from lsrep.store_lock import file_lock
 
-    done = store.finished_units(run_id)
-    tasks = [t for t in _tasks(run_id, campaign, inputs, plans, progress, store.path) if t.unit_id not in done]
-    judges = [(j, build_judge(j, store.path)) for j in campaign.spec.judges if j.kind != "deterministic"]
-    executor = executor or InProcessExecutor()
-    failed = 0
-    for result in executor.run(tasks):
-        if judges:
-            judge_unit_tables(result.tables, judges)
-        store.write_unit(result.unit, result.tables)
-        failed += result.unit["status"] == "failed"
-    store.finish_run(run_id)
+    prep = prepare_run(path, store_path)
+    campaign, inputs, plans = prep.campaign, prep.inputs, prep.plans
+    store = RunStore(prep.store_path)
+    lock = store.lock_path(f"run-{hashlib.sha256((prep.input_digest + prep.plan_digest).encode()).hexdigest()[:16]}")
+
+    def say_waiting() -> None:
+        print(f"lsrep: another lsrep run of this campaign is using {store.path}; waiting for it", file=sys.stderr)
+
+    with file_lock(lock, timeout_s=None, on_wait=say_waiting) as contended:
+        if contended and not fresh:
+            latest = store.latest_of(prep.input_digest, prep.plan_digest)
+            if latest is not None and latest["status"] == "finished":
+                return RunOutcome(latest["run_id"], store.path, True, 0, len(store.finished_units(latest["run_id"])), 0)
+        run_id = None if fresh else store.find_resumable(prep.input_digest, prep.plan_digest)
+        resumed = run_id is not None
+        if run_id is None:
+            run_id = _new_run_id(prep.input_digest)
+            store.create_run(run_id, campaign.spec.name, str(campaign.path), prep.input_digest, prep.plan_digest,
+                             prep.manifest)
+        else:
+            store.mark_running(run_id)
+        try:
+            for tid, (trajectory, _) in inputs.items():
+                plan = plans[(campaign.spec.conditions[0].name, tid)][0]
+                store.write_turns(run_id, tid, turn_rows(run_id, trajectory, plan))
+
+            done = store.finished_units(run_id)
+            tasks = [t for t in _tasks(run_id, campaign, inputs, plans, progress, store.path) if t.unit_id not in done]
+            judges = [(j, build_judge(j, store.path)) for j in campaign.spec.judges if j.kind != "deterministic"]
+            executor = executor or InProcessExecutor()
+            failed = 0
+            for result in executor.run(tasks):
+                if judges:
+                    judge_unit_tables(result.tables, judges)
+                store.write_unit(result.unit, result.tables)
+                failed += result.unit["status"] == "failed"
+        except KeyboardInterrupt:
+            store.finish_run(run_id, status="interrupted")
+            raise RunInterrupted(run_id, store.path) from None
+        store.finish_run(run_id)
     return RunOutcome(run_id, store.path, resumed, len(tasks), len(done), failed)
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a run: the run is marked `interrupted` and resumes on the next `lsrep run`."""
+
+    def __init__(self, run_id: str, store_path: Path) -> None:
+        self.run_id, self.store_path = run_id, store_path
+        super().__init__(f"interrupted; run {run_id} in {store_path} is marked 'interrupted' and resumes "
+                         "when the same command runs again")
 
 
 def _tasks(run_id: str, campaign: LoadedCampaign, inputs, plans, progress: bool,
