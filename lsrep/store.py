@@ -183,6 +183,10 @@ def m006_fragment_texts(db: sqlite_utils.Database) -> None:
     db["fragments"].add_column("text_sha256", str)
 
 
+REDACTED_COLUMNS = frozenset({"error", "message", "rationale", "reason"})
+"""Free-text error columns, passed through `lsrep.redact` before any row is stored."""
+
+
 class _Connection(sqlite3.Connection):
     """A connection in driver autocommit whose `with conn:` block is one `BEGIN IMMEDIATE` transaction.
 
@@ -386,6 +390,12 @@ class RunStore:
         unknown = set(rows[0]) - columns
         if unknown:
             raise ValueError(f"table {table!r} has no column(s) {sorted(unknown)}")
+        # Error texts may quote what an endpoint echoed (headers, keys): masked before storing.
+        masked = [i for i, n in enumerate(names) if n in REDACTED_COLUMNS]
+        if masked:
+            from lsrep.redact import redact
+
+            rows = [{**row, **{names[i]: redact(row.get(names[i])) for i in masked}} for row in rows]
         sql = f"insert {conflict} into [{table}] ({', '.join(f'[{n}]' for n in names)}) values ({', '.join('?' * len(names))})"
         self.db.conn.executemany(sql, [tuple(row.get(n) for n in names) for row in rows])
 
@@ -401,6 +411,9 @@ class RunStore:
         return list(self.db.query(sql, params or []))
 
     def write_judgements(self, rows: list[dict[str, Any]]) -> None:
+        from lsrep.redact import redact
+
+        rows = [{**r, **{c: redact(r[c]) for c in REDACTED_COLUMNS if isinstance(r.get(c), str)}} for r in rows]
         with self.db.conn:
             self.db["judgements"].upsert_all(rows, pk=("obs_id", "judge"))
 

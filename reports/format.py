@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -135,17 +136,28 @@ def fmt_value(v: Any, kind: str = "text") -> str:
     return str(v)
 
 
+_LINK_SYNTAX = re.compile(r"\]\s*[(\[:]")
+
+
+def _no_links(text: str) -> str:
+    # Link and image syntax from data (`[x](javascript:...)`, `![](http://...)`, `[x][ref]`,
+    # `[ref]: url`) is shown literally: its brackets are escaped. Text without it is unchanged.
+    if "]" in text and _LINK_SYNTAX.search(text):
+        text = text.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
+    return text
+
+
 def md_cell(v: Any, kind: str = "text") -> str:
-    """A Markdown table cell: plain text with pipes, newlines and HTML metacharacters neutralised."""
-    text = fmt_value(v, kind)
+    """A Markdown table cell: plain text with pipes, newlines, link syntax and HTML metacharacters neutralised."""
+    text = _no_links(fmt_value(v, kind))
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     text = text.replace("|", "\\|").replace("\r", " ").replace("\n", " ")
     return f"`{text}`" if kind in ("code", "digest") and text != DASH and "`" not in text else text
 
 
 def md_text(v: Any) -> str:
-    """Free Markdown text from the report (titles, notes), with HTML metacharacters neutralised."""
-    return str(v).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    """Free Markdown text from the report (titles, notes), with link syntax and HTML metacharacters neutralised."""
+    return _no_links(str(v)).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 # -- HTML ------------------------------------------------------------------------------------
