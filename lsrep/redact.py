@@ -12,9 +12,10 @@ MASK = "[REDACTED]"
 _SECRETS: set[str] = set()
 
 _PATTERNS = (
-    # A header or field named like a credential, in JSON, Python repr or HTTP form.
+    # A header or field named like a credential, in JSON, Python repr or HTTP form, whose value
+    # looks like one (8+ characters with a digit: "api_key: unknown field" is left alone).
     re.compile(r"""(?i)((?:proxy-)?authorization|api[-_]?key|x-api-key|access[-_]?token|secret)"""
-               r"""(["']?\s*[:=]\s*["']?)(?:bearer\s+|basic\s+)?(?!\[REDACTED\])([^"'\s,;}\]]+)"""),
+               r"""(["']?\s*[:=]\s*["']?)(?:bearer\s+|basic\s+)?(?!\[REDACTED\])(?=[^"'\s,;}\]]*\d)([^"'\s,;}\]]{8,})"""),
     re.compile(r"(?i)\b(bearer|basic)\s+(?!\[REDACTED\])[A-Za-z0-9._~+/=-]{4,}"),
     re.compile(r"\b(?:sk|pk|rk)-[A-Za-z0-9_-]{8,}"),
 )

@@ -375,9 +375,12 @@ class RunStore:
 
     def fragment_rows(self, obs_id: str) -> list[dict[str, Any]]:
         """An observation's fragments in rank order, with their text."""
-        return list(self.db.query(
-            "select f.*, coalesce(t.text, f.text) as text from fragments f "
+        rows = list(self.db.query(
+            "select f.*, coalesce(t.text, f.text) as full_text from fragments f "
             "left join fragment_texts t on t.sha256 = f.text_sha256 where f.obs_id = ? order by f.rank", [obs_id]))
+        for row in rows:
+            row["text"] = row.pop("full_text")
+        return rows
 
     def _insert_rows(self, table: str, rows: Iterable[dict[str, Any]], conflict: str = "") -> None:
         # Plain executemany: rows are already flat (JSON fields pre-encoded), and a unit can

@@ -54,7 +54,7 @@ def check_store(path: Path) -> int:
               f"{', '.join(missing)} (each in one transaction)")
     else:
         print(f"ok    schema: current ({known[-1]})")
-    if "runs" in tables:
+    if "runs" in tables and "_migrations" in tables:
         runs = conn.execute("select run_id, status from runs where status != 'finished' order by created_at").fetchall()
         for run_id, status in runs:
             done = conn.execute("select count(*) from units where run_id = ? and status in ('finished', 'failed')",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
@@ -198,6 +199,8 @@ def read_toml(path: Path) -> dict[str, Any]:
         table = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         line = getattr(exc, "lineno", None)
+        if line is None and (found := re.search(r"\(at line (\d+)", str(exc))):
+            line = int(found.group(1))
         raise InputError(path, f"invalid TOML: {exc}", line) from None
     except RecursionError:
         raise InputError(path, "invalid TOML: nested too deeply") from None
