@@ -178,9 +178,30 @@ def reference(root: Path, campaign: Path) -> dict:
     return store_state(path) | {"seconds": time.monotonic() - t0}
 
 
+def running(store: Path) -> bool:
+    """Whether the store holds a run in status 'running' (read-only peek)."""
+    if not store.exists():
+        return False
+    try:
+        conn = sqlite3.connect(f"file:{store}?mode=ro", uri=True, timeout=1)
+        try:
+            return conn.execute("select count(*) from runs where status = 'running'").fetchone()[0] > 0
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return False
+
+
 def run_and_kill(campaign: Path, store: Path, window: tuple[float, float], *extra: str) -> None:
+    """Kill `lsrep run`: four times in five once its run row exists (mid-replay), else at any moment."""
     proc = start("-m", "lsrep.cli", "run", str(campaign), "--store", str(store), "--quiet", *extra)
-    time.sleep(random.uniform(*window))
+    if random.random() < 0.8:
+        deadline = time.monotonic() + 60
+        while proc.poll() is None and not running(store) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(random.uniform(0, window[1] - window[0]))
+    else:
+        time.sleep(random.uniform(*window))
     proc.kill()
     proc.communicate()
 
@@ -215,7 +236,7 @@ def trial_runs(root: Path, campaign: Path, ref: dict, trials: int, kills: int) -
             if store.exists() and any(r["status"] == "finished" for r in store_state(store).get("runs", [])):
                 break
             run_and_kill(campaign, store, (0.3 * ref["seconds"], 1.1 * ref["seconds"]))
-            hits += store.exists() and any(r["status"] == "running" for r in store_state(store).get("runs", []))
+            hits += running(store)
         failed_commands += not finish(campaign, store)
         for k, v in enumerate(compare(store_state(store), ref)):
             totals[k] += v

@@ -52,7 +52,6 @@ def prepare_run(path: Path | str, store_path: Path | str | None = None) -> Prepa
     problem = open_error(store)
     if problem:
         raise InputError(store, f"{problem} (store of campaign {where})")
-    _register_endpoint_keys(campaign)
     inputs = load_inputs(campaign)
     conditions = _validate_conditions(campaign)
     plans = plan_all(campaign, inputs)
@@ -66,6 +65,7 @@ def prepare_run(path: Path | str, store_path: Path | str | None = None) -> Prepa
         raise
     except LsrepError as exc:
         raise CampaignConfigError(where, str(exc)) from None
+    _register_endpoint_keys(campaign)
     input_digest = hashlib.sha256(
         json.dumps({k: v["sha256"] for k, v in manifest["inputs"].items()}, sort_keys=True).encode()
     ).hexdigest()
@@ -92,14 +92,23 @@ def _check_judges(campaign: LoadedCampaign) -> None:
 
 
 def _register_endpoint_keys(campaign: LoadedCampaign) -> None:
-    # Every configured key is known to the redactor before any call can echo it.
+    # Every configured key is known to the redactor before any call can echo it, and a key
+    # that is not set fails here rather than as one failed call per observation.
     from lsrep.redact import register_secret
 
     spec = campaign.spec
-    endpoints = [spec.answerer.endpoint, spec.embedder.endpoint] + [j.endpoint for j in spec.judges]
-    for endpoint in endpoints:
-        if endpoint is not None and endpoint.api_key_env:
-            register_secret(os.environ.get(endpoint.api_key_env, ""))
+    endpoints = [("answerer", spec.answerer.endpoint if spec.answerer.kind == "llm" else None),
+                 ("embedder", spec.embedder.endpoint if spec.embedder.kind == "openai" else None)]
+    endpoints += [(f"judges[{j.name}]", j.endpoint) for j in spec.judges if j.kind != "deterministic"]
+    for role, endpoint in endpoints:
+        if endpoint is None or not endpoint.api_key_env:
+            continue
+        value = os.environ.get(endpoint.api_key_env, "")
+        if not value:
+            raise InputError(campaign.path, f"{role}.endpoint.api_key_env: environment variable "
+                             f"{endpoint.api_key_env} is not set; export it (keys are read from the environment, "
+                             "never from the file) or name the variable that holds the key")
+        register_secret(value)
 
 
 def _check_measures_something(campaign: LoadedCampaign, inputs, plans) -> None:

@@ -263,6 +263,12 @@ CASES: list[tuple[str, object, str, int | None, str]] = [
     ("campaign-endpoint-unknown-key", lambda w: w.edit_campaign(
         'kind = "extractive"', 'kind = "llm"\nendpoint = { base_url = "http://127.0.0.1:9/v1", model = "m", '
         'api_key = "sk-inline" }'), C, None, "api_key: unknown field"),
+    ("campaign-endpoint-key-unset", lambda w: w.edit_campaign(
+        'kind = "extractive"', 'kind = "llm"\nendpoint = { base_url = "http://127.0.0.1:9/v1", model = "m", '
+        'api_key_env = "LSREP_SURELY_UNSET_KEY_VAR" }'), C, None, "LSREP_SURELY_UNSET_KEY_VAR is not set"),
+    ("campaign-judge-key-unset", lambda w: w.add_campaign(
+        '[[judges]]\nname = "j"\nkind = "evolving"\n[judges.endpoint]\nbase_url = "http://127.0.0.1:9/v1"\n'
+        'model = "m"\napi_key_env = "LSREP_SURELY_UNSET_KEY_VAR"'), C, None, r"judges\[j\]\.endpoint\.api_key_env"),
     ("campaign-deep-toml", lambda w: w.top("deep = " + "[" * 50000 + "]" * 50000), C, None, "nested|invalid TOML"),
     ("campaign-schedule-missing", lambda w: w.schedule.unlink(), S, None, "not found"),
     ("campaign-condition-schedule-missing", lambda w: w.edit_campaign(
