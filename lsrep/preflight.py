@@ -53,6 +53,7 @@ def prepare_run(path: Path | str, store_path: Path | str | None = None) -> Prepa
     if problem:
         raise InputError(store, f"{problem} (store of campaign {where})")
     inputs = load_inputs(campaign)
+    _check_storable(campaign, inputs)
     conditions = _validate_conditions(campaign)
     plans = plan_all(campaign, inputs)
     _check_measures_something(campaign, inputs, plans)
@@ -109,6 +110,24 @@ def _register_endpoint_keys(campaign: LoadedCampaign) -> None:
                              f"{endpoint.api_key_env} is not set; export it (keys are read from the environment, "
                              "never from the file) or name the variable that holds the key")
         register_secret(value)
+
+
+def _check_storable(campaign: LoadedCampaign, inputs) -> None:
+    # Native files are checked line by line as they load; converted and generated sources
+    # (LoCoMo, generators) get the same guarantee here: every text can be stored as UTF-8.
+    for tid, (trajectory, probes) in inputs.items():
+        source = campaign.input_files.get(f"locomo:{tid}") or campaign.input_files.get(f"trajectory:{tid}") \
+            or campaign.path
+        texts = [(f"turn {t.turn_id!r} {name}", getattr(t, name) or "") for t in trajectory.turns
+                 for name in ("turn_id", "session_id", "role", "speaker", "content")]
+        texts += [(f"probe {p.probe_id!r} question", p.question) for p in probes.probes]
+        texts += [(f"probe {p.probe_id!r} answer", v.answer) for p in probes.probes for v in p.references]
+        for what, text in texts:
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError:
+                raise InputError(source, f"trajectory {tid!r}: {what} holds a lone surrogate, which cannot be "
+                                 "stored as UTF-8 text; fix the source text") from None
 
 
 def _check_measures_something(campaign: LoadedCampaign, inputs, plans) -> None:

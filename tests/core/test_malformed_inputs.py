@@ -316,7 +316,29 @@ CASES: list[tuple[str, object, str, int | None, str]] = [
      "times"),
     ("schedule-version-string", lambda w: w.sched(SCHED.replace("version = 1", 'version = "one"')), S, None,
      "version"),
+    ("locomo-directory", lambda w: _locomo(w, None), "conv.json", None, "directory"),
+    ("locomo-invalid-json", lambda w: _locomo(w, "[{"), "conv.json", None, "not a LoCoMo JSON file"),
+    ("locomo-not-list", lambda w: _locomo(w, "{}"), "conv.json", None, "JSON list"),
+    ("locomo-unknown-sample", lambda w: _locomo(w, '[{"sample_id": "other"}]'), "conv.json", None, "no sample"),
+    ("locomo-sample-not-object", lambda w: _locomo(w, '[1, {"sample_id": "conv-x"}]'), "conv.json", None,
+     "not an object"),
+    ("locomo-deep", lambda w: _locomo(w, "[" * 200000), "conv.json", None, "nested too deeply|not a LoCoMo"),
+    ("locomo-not-utf8", lambda w: _locomo(w, b"\xff\xfe["), "conv.json", None, "not a LoCoMo JSON file"),
+    ("locomo-bad-sample", lambda w: _locomo(w, '[{"sample_id": "conv-x", "conversation": 3}]'), "conv.json", None,
+     "sample conv-x"),
 ]
+
+
+def _locomo(w: Workspace, content: str | bytes | None) -> None:
+    path = w.root / "conv.json"
+    if content is None:
+        path.mkdir()
+    elif isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content)
+    w.edit_campaign('trajectory = "quickstart/trajectory.jsonl"\nprobes = "quickstart/probes.jsonl"',
+                    'locomo = "conv.json"\nconversation = "conv-x"')
 
 
 def _digest(path: Path) -> str:

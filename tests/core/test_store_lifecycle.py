@@ -162,7 +162,7 @@ def test_ctrl_c_marks_the_run_interrupted_and_it_resumes(tmp_path):
 
 def test_small_crash_trials(tmp_path):
     # The default-suite version of benchmarks/reliability.py (the full one is slow-marked).
-    res = subprocess.run([sys.executable, str(REPO / "benchmarks/reliability.py"), "--trials", "4",
+    res = subprocess.run([sys.executable, str(REPO / "benchmarks/reliability.py"), "--trials", "2",
                           "--only", "creation,migration,run,worker"], capture_output=True, text=True, timeout=900)
     assert res.returncode == 0, res.stdout + res.stderr
 
