@@ -309,13 +309,12 @@ def trial_workers(root: Path, campaign: Path, ref: dict, trials: int, kill_drive
             victim = random.choice(workers)
             os.kill(victim, signal.SIGKILL)
         try:
-            _, err = proc.communicate(timeout=300)
+            # wait() rather than communicate(): orphaned workers would hold the pipes open.
+            proc.wait(timeout=300)
         except subprocess.TimeoutExpired:
             hangs += 1
             proc.kill()
-            proc.communicate()
-            continue
-        seen.update(p for p in children(proc.pid) if proc.poll() is None)
+            proc.wait()
         end = time.monotonic() + 5
         while time.monotonic() < end and any(alive(p) for p in seen):
             time.sleep(0.1)
@@ -323,6 +322,7 @@ def trial_workers(root: Path, campaign: Path, ref: dict, trials: int, kill_drive
         orphans += len(left)
         for p in left:
             os.kill(p, signal.SIGKILL)
+        _, err = proc.communicate()
         if not kill_driver:
             crashes += proc.returncode != 0 or "Traceback" in err
             b, lost, dup = compare(store_state(store), ref)

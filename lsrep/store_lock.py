@@ -51,7 +51,13 @@ def file_lock(path: Path, timeout_s: float | None = BUSY_TIMEOUT_S,
     """
     from lsrep.errors import LsrepError
 
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError:
+        # A read-only folder (a store opened to read): no lock file can exist there, and no
+        # writer can be creating or migrating the store; SQLite's own locking still applies.
+        yield False
+        return
     try:
         contended = False
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
