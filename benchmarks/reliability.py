@@ -15,6 +15,8 @@ store with a fresh process:
 - worker:     kill one pool worker mid-run -> the driver exits 0 in time, every unit stored,
               no process left behind
 - driver:     kill the driver of a pooled run -> every worker gone within 5 s
+- interrupt:  Ctrl-C (SIGINT to the process group) of a pooled run -> exit 130, one line, no
+              process left, and the same command resumes to the uninterrupted result
 
 Prints one line per scenario with its failure counts; exits 1 if any trial failed.
 """
@@ -173,9 +175,16 @@ def trial_migration(root: Path, trials: int) -> dict:
 def reference(root: Path, campaign: Path) -> dict:
     path = root / "reference.sqlite"
     t0 = time.monotonic()
-    res = lsrep("run", str(campaign), "--store", str(path), "--quiet")
-    assert res.returncode == 0, res.stderr
-    return store_state(path) | {"seconds": time.monotonic() - t0}
+    proc = start("-m", "lsrep.cli", "run", str(campaign), "--store", str(path), "--quiet")
+    t_row = None
+    while proc.poll() is None:
+        if t_row is None and running(path):
+            t_row = time.monotonic()
+        time.sleep(0.01)
+    _, err = proc.communicate()
+    assert proc.returncode == 0, err
+    end = time.monotonic()
+    return store_state(path) | {"seconds": end - t0, "replay_seconds": end - (t_row or t0)}
 
 
 def running(store: Path) -> bool:
@@ -192,16 +201,16 @@ def running(store: Path) -> bool:
         return False
 
 
-def run_and_kill(campaign: Path, store: Path, window: tuple[float, float], *extra: str) -> None:
+def run_and_kill(campaign: Path, store: Path, window: tuple[float, float, float], *extra: str) -> None:
     """Kill `lsrep run`: four times in five once its run row exists (mid-replay), else at any moment."""
     proc = start("-m", "lsrep.cli", "run", str(campaign), "--store", str(store), "--quiet", *extra)
     if random.random() < 0.8:
         deadline = time.monotonic() + 60
         while proc.poll() is None and not running(store) and time.monotonic() < deadline:
             time.sleep(0.01)
-        time.sleep(random.uniform(0, window[1] - window[0]))
+        time.sleep(random.uniform(0, window[2]))
     else:
-        time.sleep(random.uniform(*window))
+        time.sleep(random.uniform(window[0], window[1]))
     proc.kill()
     proc.communicate()
 
@@ -235,7 +244,7 @@ def trial_runs(root: Path, campaign: Path, ref: dict, trials: int, kills: int) -
         for _ in range(kills):
             if store.exists() and any(r["status"] == "finished" for r in store_state(store).get("runs", [])):
                 break
-            run_and_kill(campaign, store, (0.3 * ref["seconds"], 1.1 * ref["seconds"]))
+            run_and_kill(campaign, store, (0.3 * ref["seconds"], 1.1 * ref["seconds"], 1.1 * ref["replay_seconds"]))
             hits += running(store)
         failed_commands += not finish(campaign, store)
         for k, v in enumerate(compare(store_state(store), ref)):
@@ -331,7 +340,50 @@ def trial_workers(root: Path, campaign: Path, ref: dict, trials: int, kill_drive
             "info_kills_with_live_workers": hits}
 
 
-SCENARIOS = ("creation", "migration", "run", "resume", "concurrent", "worker", "driver")
+def trial_interrupt(root: Path, campaign: Path, ref: dict, trials: int) -> dict:
+    """Ctrl-C (SIGINT to the whole process group, as a terminal sends it) of a pooled run."""
+    not_130 = hangs = orphans = not_one_line = not_resumed = 0
+    for i in range(trials):
+        store = root / f"int-{i}.sqlite"
+        proc = subprocess.Popen([PY, "-m", "lsrep.cli", "run", str(campaign), "--store", str(store), "--quiet",
+                                 "--executor", "process", "--workers", "2"], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, cwd=REPO, start_new_session=True)
+        seen: set[int] = set()
+        t0 = time.monotonic()
+        while proc.poll() is None and time.monotonic() - t0 < 120:
+            seen.update(children(proc.pid))
+            if running(store) and any(is_worker(p) for p in seen):
+                break
+            time.sleep(0.02)
+        time.sleep(random.uniform(0, 1.5))
+        seen.update(children(proc.pid))
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGINT)
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            hangs += 1
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        end = time.monotonic() + 5
+        while time.monotonic() < end and any(alive(p) for p in seen):
+            time.sleep(0.1)
+        left = [p for p in seen if alive(p)]
+        orphans += len(left)
+        for p in left:
+            os.kill(p, signal.SIGKILL)
+        _, err = proc.communicate()
+        if proc.returncode == 0:
+            continue  # finished before the interrupt landed
+        not_130 += proc.returncode != 130
+        not_one_line += len(err.strip().splitlines()) != 1 or "Traceback" in err or "interrupted" not in err
+        ok = lsrep("run", str(campaign), "--store", str(store), "--quiet").returncode == 0
+        not_resumed += not ok or any(compare(store_state(store), ref))
+    return {"exit_not_130": not_130, "hangs": hangs, "orphans": orphans, "not_one_line": not_one_line,
+            "not_resumed": not_resumed}
+
+
+SCENARIOS = ("creation", "migration", "run", "resume", "concurrent", "worker", "driver", "interrupt")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -365,6 +417,8 @@ def main(argv: list[str] | None = None) -> int:
                     result = trial_workers(root, campaign, ref, args.trials, kill_driver=False)
                 case "driver":
                     result = trial_workers(root, campaign, ref, args.trials, kill_driver=True)
+                case "interrupt":
+                    result = trial_interrupt(root, campaign, ref, args.trials)
                 case _:
                     parser.error(f"unknown scenario {name!r}")
             n = args.rounds if name == "concurrent" else args.trials

@@ -11,6 +11,7 @@ import concurrent.futures as cf
 import multiprocessing
 import os
 import signal
+import sys
 import threading
 import time
 from collections.abc import Iterable, Iterator
@@ -65,7 +66,8 @@ class ProcessPoolExecutor(Executor):
     def run(self, tasks: Iterable[UnitTask]) -> Iterator[UnitResult]:
         # Tasks are pulled lazily with a bounded window in flight, so a streamed
         # data set never sits in memory whole.
-        ctx = multiprocessing.get_context("spawn")
+        ctx = _SpawnContext()
+        _quiet_resource_tracker()
         window = 2 * self.workers
         source = iter(tasks)
         pool = self._pool(ctx, self.workers)
@@ -141,9 +143,35 @@ class ProcessPoolExecutor(Executor):
                 _kill(solo)
 
 
+class _SpawnProcess(multiprocessing.context.SpawnProcess):
+    """A spawned worker born with SIGINT blocked, so Ctrl-C (sent to the whole terminal process
+    group) cannot interrupt it while it imports; the driver alone handles the interrupt."""
+
+    def start(self) -> None:
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            super().start()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+
+
+class _SpawnContext(multiprocessing.context.SpawnContext):
+    Process = _SpawnProcess
+
+
+def _quiet_resource_tracker() -> None:
+    # After Ctrl-C or a killed worker the pool's queue semaphores are left to multiprocessing's
+    # resource tracker, which cleans them up and warns on stderr; the interrupt's one line
+    # should stay one line. The tracker takes its warning filters from this interpreter's -W.
+    quiet = "ignore:resource_tracker:UserWarning"
+    if quiet not in sys.warnoptions:
+        sys.warnoptions.append(quiet)
+
+
 def _worker_init(parent_pid: int) -> None:
     """In each worker: die with the driver, and leave Ctrl-C to it."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     try:
         import ctypes
 
@@ -180,12 +208,45 @@ def _lost_worker(pool: cf.ProcessPoolExecutor, grace_s: float = LOST_WORKER_GRAC
 
 def _kill(pool: cf.ProcessPoolExecutor) -> None:
     processes = list((getattr(pool, "_processes", None) or {}).values())
+    manager = getattr(pool, "_executor_manager_thread", None)
+    results = getattr(pool, "_result_queue", None)
     for proc in processes:
         if proc.exitcode is None:
             proc.kill()
     pool.shutdown(wait=False, cancel_futures=True)
     for proc in processes:
         proc.join(timeout=5)
+    _release_manager(manager, results)
+
+
+def _release_manager(manager, results) -> None:
+    """Make sure the pool's manager thread ends, so the interpreter can exit.
+
+    A worker killed while writing its result leaves the manager thread blocked reading the
+    rest of that message from a pipe whose write end this process also holds: it never sees
+    EOF, and exit would wait for it forever. Writing filler completes the frame; the thread
+    fails to unpickle it, declares the pool broken and returns.
+    """
+    if manager is None or results is None:
+        return
+    manager.join(timeout=1.0)
+    if not manager.is_alive():
+        return
+    try:
+        fd = results._writer.fileno()
+        os.set_blocking(fd, False)
+    except (AttributeError, OSError, ValueError):
+        return
+    filler = bytes(1 << 16)
+    deadline = time.monotonic() + 10
+    while manager.is_alive() and time.monotonic() < deadline:
+        try:
+            os.write(fd, filler)
+        except BlockingIOError:
+            pass
+        except OSError:
+            return
+        manager.join(timeout=0.05)
 
 
 def crashed_unit(task: UnitTask, exc: BaseException) -> UnitResult:
