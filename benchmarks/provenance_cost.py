@@ -34,7 +34,8 @@ def load(store: RunStore, run_id: str, condition: str | None):
                                            timestamp=r["timestamp"], role=r["role"], speaker=r["speaker"],
                                            content=r["content"]))
     frags: dict[str, list[Fragment]] = defaultdict(list)
-    for r in store.rows("select f.* from fragments f join observations o on o.obs_id = f.obs_id "
+    for r in store.rows("select f.*, coalesce(t.text, f.text) as text from fragments f join observations o on o.obs_id = f.obs_id "
+                        "left join fragment_texts t on t.sha256 = f.text_sha256 "
                         "where o.run_id = ? order by f.obs_id, f.rank", [run_id]):
         frags[r["obs_id"]].append(Fragment(text=r["text"], source_turn_ids=tuple(json.loads(r["source_turn_ids"])),
                                            kind=r["kind"]))

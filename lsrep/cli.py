@@ -44,7 +44,7 @@ def cmd_validate(args) -> int:
     from lsrep.validation import validate_path
 
     for path in args.files:
-        print(f"ok  {path}: {validate_path(Path(path), probes_for=args.trajectory)}")
+        print(f"ok  {path}: {validate_path(Path(path), probes_for=args.trajectory, store=args.store)}")
     return 0
 
 
@@ -179,6 +179,10 @@ def cmd_export(args) -> int:
 def cmd_store(args) -> int:
     from lsrep.store import RunStore
 
+    if args.action == "check":
+        from lsrep.store_check import check_store
+
+        return check_store(Path(args.store))
     if args.action == "schema":
         import tempfile
 
@@ -211,6 +215,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp = sub.add_parser("validate", help="check native files (trajectory, probes, schedule, campaign)")
     sp.add_argument("files", nargs="+", help="files to check; the kind is read from each file")
     sp.add_argument("--trajectory", help="trajectory file to check probe files against")
+    sp.add_argument("--store", default=None, help="the store `lsrep run --store` would use (checked too)")
 
     sp = sub.add_parser("systems", help="registered systems")
     sp.add_argument("action", choices=["list"], help="`list`: each system's capabilities, mechanisms and options")
@@ -260,8 +265,10 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--timings", action="store_true", help="include latency columns")
 
     sp = sub.add_parser("store", help="store utilities")
-    sp.add_argument("action", choices=["schema"], help="`schema`: the store's tables as Markdown")
-    sp.add_argument("-o", "--output", help="output file (default: standard output)")
+    sp.add_argument("action", choices=["schema", "check"],
+                    help="`schema`: the store's tables as Markdown; `check`: integrity, schema version, unfinished runs")
+    sp.add_argument("-o", "--output", help="output file for `schema` (default: standard output)")
+    sp.add_argument("--store", default=str(DEFAULT_STORE), help="store to check (default: %(default)s)")
 
     sp = sub.add_parser("quickstart", help="run the bundled example end to end")
     sp.add_argument("-o", "--out", default="runs/quickstart", help="folder for the store and the reports")
@@ -322,14 +329,19 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     configure_logging(args)
+    from lsrep.redact import redact
+
     try:
         return COMMANDS[args.command](args)
     except InputError as exc:
-        print(f"lsrep: error: {exc}", file=sys.stderr)
+        print(f"lsrep: error: {redact(str(exc))}", file=sys.stderr)
         return 2
     except LsrepError as exc:
-        print(f"lsrep: error: {exc}", file=sys.stderr)
+        print(f"lsrep: error: {redact(str(exc))}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt as exc:
+        print(f"lsrep: {exc or 'interrupted'}", file=sys.stderr)
+        return 130
     except BrokenPipeError:
         return 0
 

@@ -37,3 +37,7 @@ def pydantic_reason(exc: Exception) -> str:
             msg = "unknown field"
         parts.append(f"{loc}: {msg}" if loc else msg)
     return "; ".join(parts)
+
+
+class CampaignConfigError(InputError, ConfigError):
+    """A ConfigError found while checking a campaign, reported with the campaign file's path."""

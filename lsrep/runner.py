@@ -10,7 +10,6 @@ have not landed.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import platform
 import subprocess
@@ -29,10 +28,9 @@ from lsrep.errors import ConfigError
 from lsrep.executors.local import Executor, InProcessExecutor
 from lsrep.harness import validate_condition
 from lsrep.headline import CALIBRATION_SYSTEMS
-from lsrep.host import check_mode, describe_host
 from lsrep.judge.campaign import build_judge, judge_unit_tables
 from lsrep.plan import ReplayPlan, plan_replay
-from lsrep.protocol.campaign import LoadedCampaign, load_campaign
+from lsrep.protocol.campaign import LoadedCampaign
 from lsrep.protocol.loading import load_probes, load_trajectory
 from lsrep.protocol.models import ProbeSet, Trajectory
 from lsrep.store import RunStore
@@ -209,82 +207,87 @@ def run_campaign(path: Path | str, *, executor: Executor | None = None, progress
                  adapter_host: str | None = None) -> RunOutcome:
     """Run (or resume) a campaign file; returns where the results are.
 
-    `overrides`, `conditions`, `trajectories` and `limit` change what runs (see
-    `lsrep.protocol.overrides`); they are part of the run's identity, so a run with
-    other overrides is never resumed into this one. `progress`: False, True (a bar in a
-    terminal, log lines otherwise) or a `lsrep.progress` mode name. `adapter_host` overrides
-    the campaign's `adapter_host` (`process` or `in-process`).
+    Every check runs before the store is opened (`lsrep.preflight`). `overrides`, `conditions`,
+    `trajectories` and `limit` change what runs (see `lsrep.protocol.overrides`); they are part
+    of the run's identity, so a run with other overrides is never resumed into this one.
+    `progress`: False, True (a bar in a terminal, log lines otherwise) or a `lsrep.progress`
+    mode name. `adapter_host` overrides the campaign's (`process` or `in-process`).
+
+    One process at a time runs a given campaign and plan on a store: a second one waits for
+    the first, then resumes what it left or reports that the run is already finished. Ctrl-C
+    marks the run `interrupted` (resumable) and raises `RunInterrupted`.
     """
+    from lsrep.preflight import prepare_run
     from lsrep.progress import RunProgress
+    from lsrep.store_lock import file_lock
 
-    campaign = load_campaign(path, overrides=overrides, conditions=conditions, trajectories=trajectories)
-    host_mode = check_mode(adapter_host or campaign.spec.adapter_host)
-    inputs = load_inputs(campaign, limit)
-    described = validate_campaign(campaign)
-    plans = plan_all(campaign, inputs)
-    manifest = build_manifest(campaign, described, plans)
-    manifest["adapter_host"] = describe_host(host_mode)
-    if limit is not None:
-        manifest["limit"] = limit
-    identity = {k: v["sha256"] for k, v in manifest["inputs"].items()}
-    if campaign.overrides:
-        identity["overrides"] = list(campaign.overrides)
-    input_digest = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
-    plan_digest = hashlib.sha256(json.dumps(manifest["plans"], sort_keys=True).encode()).hexdigest()
+    prep = prepare_run(path, store_path, overrides=overrides, conditions=conditions, trajectories=trajectories,
+                       limit=limit, adapter_host=adapter_host)
+    campaign, inputs, plans = prep.campaign, prep.inputs, prep.plans
+    store = RunStore(prep.store_path)
+    lock = store.lock_path(f"run-{hashlib.sha256((prep.input_digest + prep.plan_digest).encode()).hexdigest()[:16]}")
 
-    store = RunStore(store_path or campaign.store_path)
-    if not fresh and (finished := _finished_run(store, input_digest, plan_digest)) is not None:
-        units = store.rows("select count(*) as n, sum(status = 'failed') as failed from units where run_id = ?",
-                           [finished])[0]
-        return RunOutcome(finished, store.path, False, 0, units["n"], units["failed"] or 0, already_finished=True)
-    require_api_keys(campaign.spec)
-    run_id = None if fresh else store.find_resumable(input_digest, plan_digest)
-    resumed = run_id is not None
-    if run_id is None:
-        run_id = _new_run_id(input_digest)
-        store.create_run(run_id, campaign.spec.name, str(campaign.path), input_digest, plan_digest, manifest)
-    for tid, (trajectory, _) in inputs.items():
-        plan = plans[(campaign.spec.conditions[0].name, tid)][0]
-        store.write_turns(run_id, tid, turn_rows(run_id, trajectory, plan))
+    def say_waiting() -> None:
+        print(f"lsrep: another lsrep run of this campaign is using {store.path}; waiting for it", file=sys.stderr)
 
-    done = store.finished_units(run_id)
-    refresh_before = datetime.now(UTC).isoformat() if refresh_cache else None
-    tasks = [t for t in _tasks(run_id, campaign, inputs, plans, store.path, refresh_before, host_mode)
-             if t.unit_id not in done]
-    judges = [(j, build_judge(j, store.path, refresh_before=refresh_before))
-              for j in campaign.spec.judges if j.kind != "deterministic"]
-    executor = executor or InProcessExecutor()
-    failed = 0
-    # Only the driver draws progress: workers never write to the terminal.
-    bar = RunProgress(total=len(tasks) + len(done), done=len(done), mode=progress)
-    try:
-        for result in executor.run(tasks):
-            if judges:
-                judge_unit_tables(result.tables, judges)
-            store.write_unit(result.unit, result.tables)
-            failed += result.unit["status"] == "failed"
-            bar.unit_done(result)
-    finally:
-        bar.close()
-    store.finish_run(run_id)
+    with file_lock(lock, timeout_s=None, on_wait=say_waiting):
+        if not fresh and (finished := _finished_run(store, prep.input_digest, prep.plan_digest)) is not None:
+            units = store.rows("select count(*) as n, sum(status = 'failed') as failed from units where run_id = ?",
+                               [finished])[0]
+            return RunOutcome(finished, store.path, False, 0, units["n"], units["failed"] or 0,
+                              already_finished=True)
+        run_id = None if fresh else store.find_resumable(prep.input_digest, prep.plan_digest)
+        resumed = run_id is not None
+        if run_id is None:
+            run_id = _new_run_id(prep.input_digest)
+            store.create_run(run_id, campaign.spec.name, str(campaign.path), prep.input_digest, prep.plan_digest,
+                             prep.manifest)
+        else:
+            store.mark_running(run_id)
+        try:
+            for tid, (trajectory, _) in inputs.items():
+                plan = plans[(campaign.spec.conditions[0].name, tid)][0]
+                store.write_turns(run_id, tid, turn_rows(run_id, trajectory, plan))
+
+            done = store.finished_units(run_id)
+            refresh_before = datetime.now(UTC).isoformat() if refresh_cache else None
+            tasks = [t for t in _tasks(run_id, campaign, inputs, plans, store.path, refresh_before, prep.host_mode)
+                     if t.unit_id not in done]
+            judges = [(j, build_judge(j, store.path, refresh_before=refresh_before))
+                      for j in campaign.spec.judges if j.kind != "deterministic"]
+            executor = executor or InProcessExecutor()
+            failed = 0
+            # Only the driver draws progress: workers never write to the terminal.
+            bar = RunProgress(total=len(tasks) + len(done), done=len(done), mode=progress)
+            try:
+                for result in executor.run(tasks):
+                    if judges:
+                        judge_unit_tables(result.tables, judges)
+                    store.write_unit(result.unit, result.tables)
+                    failed += result.unit["status"] == "failed"
+                    bar.unit_done(result)
+            finally:
+                bar.close()
+        except KeyboardInterrupt:
+            store.finish_run(run_id, status="interrupted")
+            raise RunInterrupted(run_id, store.path) from None
+        store.finish_run(run_id)
     return RunOutcome(run_id, store.path, resumed, len(tasks), len(done), failed)
-
-
-def require_api_keys(spec) -> None:
-    """Stop before anything is written when an endpoint's key variable is unset: every call would fail."""
-    endpoints = [("the answerer", spec.answerer.endpoint if spec.answerer.kind == "llm" else None),
-                 ("the embedder", spec.embedder.endpoint if spec.embedder.kind == "openai" else None)]
-    endpoints += [(f"judge {j.name!r}", j.endpoint) for j in spec.judges if j.kind != "deterministic"]
-    for who, endpoint in endpoints:
-        if endpoint is not None and endpoint.api_key_env and not os.environ.get(endpoint.api_key_env):
-            raise ConfigError(f"{who} reads its API key from the environment variable {endpoint.api_key_env}, "
-                              "which is not set; nothing was run or stored")
 
 
 def _finished_run(store: RunStore, input_digest: str, plan_digest: str) -> str | None:
     rows = store.rows("select run_id from runs where campaign_sha256 = ? and plan_digest = ? and "
                       "status = 'finished' order by created_at desc limit 1", [input_digest, plan_digest])
     return rows[0]["run_id"] if rows else None
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a run: the run is marked `interrupted` and resumes on the next `lsrep run`."""
+
+    def __init__(self, run_id: str, store_path: Path) -> None:
+        self.run_id, self.store_path = run_id, store_path
+        super().__init__(f"interrupted; run {run_id} in {store_path} is marked 'interrupted' and resumes "
+                         "when the same command runs again")
 
 
 def _tasks(run_id: str, campaign: LoadedCampaign, inputs, plans, store_path: Path,

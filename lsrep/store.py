@@ -8,13 +8,17 @@ generated from the live database (`lsrep store schema`).
 
 from __future__ import annotations
 
+import hashlib
 import json
+import sqlite3
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import sqlite_utils
+
+from lsrep.store_lock import BUSY_TIMEOUT_S, file_lock, open_error
 
 Migration = Callable[[sqlite_utils.Database], None]
 MIGRATIONS: list[tuple[str, Migration]] = []
@@ -197,38 +201,107 @@ def m007_provenance(db: sqlite_utils.Database) -> None:
         frags.add_column(name, kind)
 
 
+@migration
+def m008_fragment_texts(db: sqlite_utils.Database) -> None:
+    # Fragment text stored once per distinct content: a fragment row references its text by
+    # SHA-256 (`text` stays NULL in new rows; rows written before this migration keep theirs).
+    db["fragment_texts"].create({"sha256": str, "text": str}, pk="sha256")
+    db["fragments"].add_column("text_sha256", str)
+
+
+REDACTED_COLUMNS = frozenset({"error", "message", "rationale", "reason"})
+"""Free-text error columns, passed through `lsrep.redact` before any row is stored."""
+
+
+class _Connection(sqlite3.Connection):
+    """A connection in driver autocommit whose `with conn:` block is one `BEGIN IMMEDIATE` transaction.
+
+    Python's sqlite3 runs DDL outside any transaction in its legacy mode, so a migration's
+    `CREATE`/`ALTER` and its bookkeeping row could land apart; here every block is explicit,
+    takes the write lock up front (no deadlocking read-to-write upgrade between processes)
+    and nests (an inner block joins the outer transaction).
+    """
+
+    def __enter__(self) -> _Connection:
+        owns = not self.in_transaction
+        if owns:
+            self.execute("BEGIN IMMEDIATE")
+        self.__dict__.setdefault("_owned", []).append(owns)
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        if self.__dict__["_owned"].pop() and self.in_transaction:
+            self.execute("ROLLBACK" if exc_type is not None else "COMMIT")
+        return False
+
+
 class RunStore:
-    """A run store file; opening it applies any migration it lacks."""
+    """A run store file; opening it applies any migration it lacks.
+
+    First open and migration run under an inter-process lock and each migration is one
+    transaction with its bookkeeping row, so a crash at any moment leaves the store either
+    before or after a whole migration, never between.
+    """
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
+        problem = open_error(self.path)
+        if problem:
+            from lsrep.errors import InputError
+
+            raise InputError(self.path, problem)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite_utils.Database(self.path)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA foreign_keys=ON")
-        self._migrate()
+        with file_lock(self.lock_path("open")):
+            conn = sqlite3.connect(str(self.path), factory=_Connection, isolation_level=None,
+                                   timeout=BUSY_TIMEOUT_S, check_same_thread=False)
+            try:
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA foreign_keys=ON")
+                self.db = sqlite_utils.Database(conn)
+                self._migrate()
+            except sqlite3.DatabaseError as exc:
+                conn.close()
+                from lsrep.errors import InputError
+
+                raise InputError(self.path, f"not a usable run store ({exc}); see `lsrep store check`") from None
+
+    def lock_path(self, purpose: str) -> Path:
+        return self.path.with_name(f"{self.path.name}.{purpose}.lock")
 
     def _migrate(self) -> None:
-        table = self.db["_migrations"]
-        if not table.exists():
-            table.create({"name": str, "applied_at": str}, pk="name")
-        done = {row["name"] for row in table.rows}
+        conn = self.db.conn
+        with conn:
+            conn.execute("create table if not exists _migrations (name TEXT PRIMARY KEY, applied_at TEXT)")
         for name, fn in MIGRATIONS:
-            if name not in done:
-                with self.db.conn:
-                    fn(self.db)
-                    table.insert({"name": name, "applied_at": _utcnow()})
+            with conn:
+                # Checked inside the write transaction: another process may have just applied it.
+                if conn.execute("select 1 from _migrations where name = ?", [name]).fetchone():
+                    continue
+                fn(self.db)
+                conn.execute("insert into _migrations (name, applied_at) values (?, ?)", [name, _utcnow()])
 
     # -- runs ----------------------------------------------------------------------------------
     def create_run(self, run_id: str, campaign: str, campaign_path: str, campaign_sha256: str,
                    plan_digest: str, manifest: dict[str, Any]) -> None:
         with self.db.conn:
-            self.db["runs"].insert({
-                "run_id": run_id, "campaign": campaign, "campaign_path": campaign_path,
-                "campaign_sha256": campaign_sha256, "plan_digest": plan_digest,
-                "manifest": json.dumps(manifest, sort_keys=True), "status": "running",
-                "created_at": _utcnow(), "finished_at": None,
-            })
+            self.db.conn.execute(
+                "insert into runs (run_id, campaign, campaign_path, campaign_sha256, plan_digest, manifest, "
+                "status, created_at, finished_at) values (?, ?, ?, ?, ?, ?, 'running', ?, NULL) "
+                "on conflict (run_id) do nothing",
+                [run_id, campaign, campaign_path, campaign_sha256, plan_digest,
+                 json.dumps(manifest, sort_keys=True), _utcnow()],
+            )
+
+    def mark_running(self, run_id: str) -> None:
+        with self.db.conn:
+            self.db.conn.execute("update runs set status = 'running', finished_at = NULL where run_id = ?", [run_id])
+
+    def latest_of(self, campaign_sha256: str, plan_digest: str) -> dict[str, Any] | None:
+        """The newest run of this campaign and plan, finished or not."""
+        rows = list(self.db.query(
+            "select run_id, status, created_at from runs where campaign_sha256 = ? and plan_digest = ? "
+            "order by created_at desc limit 1", [campaign_sha256, plan_digest]))
+        return rows[0] if rows else None
 
     def find_resumable(self, campaign_sha256: str, plan_digest: str) -> str | None:
         """The newest unfinished run of the same campaign and plan, if any."""
@@ -280,13 +353,14 @@ class RunStore:
         )}
 
     def write_turns(self, run_id: str, trajectory: str, rows: list[dict[str, Any]]) -> None:
-        exists = list(self.db.query(
-            "select 1 from turns where run_id = ? and trajectory = ? limit 1", [run_id, trajectory]
-        ))
-        if exists:
+        # Idempotent: a resumed or concurrent writer inserts nothing twice.
+        if not rows:
             return
         with self.db.conn:
-            self.db["turns"].insert_all(rows, batch_size=1000)
+            if self.db.conn.execute("select 1 from turns where run_id = ? and trajectory = ? limit 1",
+                                    [run_id, trajectory]).fetchone():
+                return
+            self._insert_rows("turns", rows, conflict="or ignore")
 
     def write_unit(self, unit: dict[str, Any], tables: dict[str, Iterable[dict[str, Any]]]) -> None:
         """Write a finished unit and all its rows in one transaction (replacing a partial one)."""
@@ -302,10 +376,39 @@ class RunStore:
                     self.db.execute(f"delete from {table} where obs_id = ?", [oid])
             self.db.execute("delete from observations where run_id = ? and unit_id = ?", [run_id, unit_id])
             for table, rows in tables.items():
+                if table == "fragments":
+                    rows = self._share_texts(rows)
                 self._insert_rows(table, rows)
             self.db["units"].upsert(unit, pk=("run_id", "unit_id"))
 
-    def _insert_rows(self, table: str, rows: Iterable[dict[str, Any]]) -> None:
+    def _share_texts(self, rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+        # Each distinct fragment text once (content-addressed); the fragment row keeps its hash.
+        digests: dict[str, str] = {}
+        out = []
+        for row in rows:
+            text = row.get("text")
+            if text is not None:
+                digest = digests.get(text)
+                if digest is None:
+                    digest = digests[text] = hashlib.sha256(text.encode("utf-8")).hexdigest()
+                row = {**row, "text": None, "text_sha256": digest}
+            else:
+                row = {**row, "text_sha256": None}
+            out.append(row)
+        self.db.conn.executemany("insert or ignore into fragment_texts (sha256, text) values (?, ?)",
+                                 [(d, t) for t, d in digests.items()])
+        return out
+
+    def fragment_rows(self, obs_id: str) -> list[dict[str, Any]]:
+        """An observation's fragments in rank order, with their text."""
+        rows = list(self.db.query(
+            "select f.*, coalesce(t.text, f.text) as full_text from fragments f "
+            "left join fragment_texts t on t.sha256 = f.text_sha256 where f.obs_id = ? order by f.rank", [obs_id]))
+        for row in rows:
+            row["text"] = row.pop("full_text")
+        return rows
+
+    def _insert_rows(self, table: str, rows: Iterable[dict[str, Any]], conflict: str = "") -> None:
         # Plain executemany: rows are already flat (JSON fields pre-encoded), and a unit can
         # hold hundreds of thousands of fragment rows.
         rows = list(rows)
@@ -316,7 +419,13 @@ class RunStore:
         unknown = set(rows[0]) - columns
         if unknown:
             raise ValueError(f"table {table!r} has no column(s) {sorted(unknown)}")
-        sql = f"insert into [{table}] ({', '.join(f'[{n}]' for n in names)}) values ({', '.join('?' * len(names))})"
+        # Error texts may quote what an endpoint echoed (headers, keys): masked before storing.
+        masked = [i for i, n in enumerate(names) if n in REDACTED_COLUMNS]
+        if masked:
+            from lsrep.redact import redact
+
+            rows = [{**row, **{names[i]: redact(row.get(names[i])) for i in masked}} for row in rows]
+        sql = f"insert {conflict} into [{table}] ({', '.join(f'[{n}]' for n in names)}) values ({', '.join('?' * len(names))})"
         self.db.conn.executemany(sql, [tuple(row.get(n) for n in names) for row in rows])
 
     # -- reads ---------------------------------------------------------------------------------
@@ -331,6 +440,9 @@ class RunStore:
         return list(self.db.query(sql, params or []))
 
     def write_judgements(self, rows: list[dict[str, Any]]) -> None:
+        from lsrep.redact import redact
+
+        rows = [{**r, **{c: redact(r[c]) for c in REDACTED_COLUMNS if isinstance(r.get(c), str)}} for r in rows]
         with self.db.conn:
             self.db["judgements"].upsert_all(rows, pk=("obs_id", "judge"))
 
@@ -346,7 +458,33 @@ class RunStore:
             lines += ["", f"## `{name}`", "", "| column | type | key |", "| --- | --- | --- |"]
             for col in table.columns:
                 lines.append(f"| `{col.name}` | {col.type} | {'pk' if col.name in pks else ''} |")
-        return "\n".join(lines) + "\n"
+        return "\n".join(lines + ["", REPAIR_GUIDE]) + "\n"
+
+
+REPAIR_GUIDE = """## Integrity and repair
+
+Fragment text is content-addressed: `fragments.text_sha256` names a row of `fragment_texts`
+(each distinct text stored once); `fragments.text` is NULL in rows written since
+`m006_fragment_texts` and holds the text in older rows (`RunStore.fragment_rows` reads both).
+
+Creation and every migration run under an inter-process lock (`<store>.open.lock`) as one
+`BEGIN IMMEDIATE` transaction with their `_migrations` row, and a unit's rows land in one
+transaction, so a crash leaves the store before or after each step. One process at a time
+runs a campaign and plan on a store (`<store>.run-<digest>.lock`); a second waits, then
+resumes or reports the finished run. The lock files hold no data and may be deleted when no
+lsrep process runs.
+
+`lsrep store check --store PATH` reports, read-only, and exits 1 when repair is needed:
+
+- **integrity** (`PRAGMA integrity_check`). Repair: restore a copy, or salvage with
+  `sqlite3 PATH .recover > dump.sql` and load the dump into a new file.
+- **schema**: the applied migrations against the known ones. Pending ones are applied on the
+  next open. Tables without any recorded migration mean an older lsrep was killed while
+  creating the store: it holds no finished run; delete the file with its `-wal`/`-shm` and run
+  again. Migrations newer than this lsrep: upgrade lsrep.
+- **unfinished runs** (`running` after a crash, `interrupted` after Ctrl-C): the same
+  `lsrep run` resumes them, replaying only the units not yet stored; `--fresh` starts over.
+"""
 
 
 def _utcnow() -> str:

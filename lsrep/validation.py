@@ -2,54 +2,39 @@
 
 from __future__ import annotations
 
-import json
-import tomllib
 from pathlib import Path
 
 from lsrep.errors import InputError
 
 
 def _first_record(path: Path) -> dict:
-    try:
-        with path.open(encoding="utf-8") as fh:
-            for lineno, line in enumerate(fh, start=1):
-                if line.strip():
-                    try:
-                        record = json.loads(line)
-                    except json.JSONDecodeError as exc:
-                        raise InputError(path, f"invalid JSON: {exc.msg}", lineno) from None
-                    if not isinstance(record, dict):
-                        raise InputError(path, "each line must be a JSON object", lineno)
-                    return record
-    except FileNotFoundError:
-        raise InputError(path, "file not found") from None
+    from lsrep.protocol.loading import json_records
+
+    for _lineno, record in json_records(path):
+        return record
     raise InputError(path, "file has no records")
 
 
-def validate_path(path: Path, probes_for: str | None = None) -> str:
-    """Validate one file; return a one-line description of what it holds."""
-    from lsrep.protocol.campaign import load_campaign, load_schedule
-    from lsrep.protocol.loading import load_probes, load_trajectory
+def validate_path(path: Path, probes_for: str | None = None, store: str | None = None) -> str:
+    """Validate one file; return a one-line description of what it holds.
+
+    A campaign goes through `lsrep.preflight.prepare_run`, the very checks `lsrep run` makes
+    before it writes anything (with the same `--store` override).
+    """
+    from lsrep.protocol.campaign import read_toml
 
     if path.suffix == ".toml":
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise InputError(path, "file not found") from None
-        except tomllib.TOMLDecodeError as exc:
-            raise InputError(path, f"invalid TOML: {exc}") from None
-        if "conditions" in data or "trajectories" in data:
-            from lsrep.runner import load_inputs, plan_all, validate_campaign
+        from lsrep.protocol.campaign import load_schedule
 
-            campaign = load_campaign(path)
-            inputs = load_inputs(campaign)
-            validate_campaign(campaign)
-            plans = plan_all(campaign, inputs)
-            n_obs = sum(len(cp.probes) for plan, _ in plans.values() for cp in plan.checkpoints)
-            return (f"campaign {campaign.spec.name!r}: {len(campaign.spec.conditions)} condition(s), "
-                    f"{len(inputs)} trajectory(ies), {n_obs * campaign.spec.repetitions} planned observation(s)")
+        data = read_toml(path)
+        if "conditions" in data or "trajectories" in data:
+            from lsrep.preflight import prepare_run
+
+            return prepare_run(path, store).describe()
         schedule = load_schedule(path)
         return f"schedule {schedule.name!r} v{schedule.version} ({schedule.access}, {schedule.clock} clock)"
+    from lsrep.protocol.loading import load_probes, load_trajectory
+
     record = _first_record(path)
     if "turn_id" in record:
         t = load_trajectory(path)

@@ -240,10 +240,16 @@ def _build(
         raw = path.read_bytes()
     except FileNotFoundError:
         raise InputError(path, "file not found") from None
+    except IsADirectoryError:
+        raise InputError(path, "is a directory, expected a LoCoMo JSON file") from None
+    except OSError as exc:
+        raise InputError(path, f"cannot read the file ({exc.strerror})") from None
     try:
         samples = json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise InputError(path, f"not a LoCoMo JSON file: {exc}") from None
+    except RecursionError:
+        raise InputError(path, "not a LoCoMo JSON file: nested too deeply") from None
     if not isinstance(samples, list):
         raise InputError(path, "expected a JSON list of samples")
     available = [str(s.get("sample_id")) for s in samples if isinstance(s, dict)]

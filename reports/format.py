@@ -137,15 +137,27 @@ def fmt_value(v: Any, kind: str = "text") -> str:
     return str(v)
 
 
+_LINK_SYNTAX = re.compile(r"\]\s*[(\[:]")
+
+
+def _no_links(text: str) -> str:
+    # Link and image syntax from data (`[x](javascript:...)`, `![](http://...)`, `[x][ref]`,
+    # `[ref]: url`) is shown literally: its brackets are escaped. Text without it is unchanged.
+    if "]" in text and _LINK_SYNTAX.search(text):
+        text = text.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
+    return text
+
+
 def _md_safe(text: str) -> str:
-    # Only what Markdown would read as HTML is escaped: `<` opening a tag and `&` opening an
-    # entity. `p < 0.05`, `<0.001` and `a & b` stay as written (no literal `&lt;` for readers).
+    # Link syntax is shown literally; only what Markdown would read as HTML is escaped: `<` opening
+    # a tag and `&` opening an entity. `p < 0.05`, `<0.001` and `a & b` stay as written.
+    text = _no_links(text)
     text = re.sub(r"&(?=#?\w+;)", "&amp;", text)
     return re.sub(r"<(?=[A-Za-z/!?])", "&lt;", text)
 
 
 def md_cell(v: Any, kind: str = "text") -> str:
-    """A Markdown table cell: plain text with pipes, newlines and HTML metacharacters neutralised."""
+    """A Markdown table cell: plain text with pipes, newlines, link syntax and HTML metacharacters neutralised."""
     text = fmt_value(v, kind)
     text = text if kind in ("code", "digest") else _md_safe(text)
     text = text.replace("|", "\\|").replace("\r", " ").replace("\n", " ")

@@ -9,6 +9,11 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import multiprocessing
+import os
+import signal
+import sys
+import threading
+import time
 from collections.abc import Iterable, Iterator
 
 from lsrep.engine import UnitResult, UnitTask, run_unit
@@ -33,30 +38,57 @@ class InProcessExecutor(Executor):
             yield run_unit(task)
 
 
+POLL_S = 1.0
+"""Longest single wait on the pool: every wait has a timeout, so a lost worker cannot hang the driver."""
+
+LOST_WORKER_GRACE_S = 10.0
+"""How long a dead worker may go unnoticed by the pool before the driver treats the pool as broken."""
+
+
 class ProcessPoolExecutor(Executor):
-    """A local pool of worker processes (`--workers N`)."""
+    """A local pool of worker processes (`--workers N`).
+
+    A worker that dies breaks the pool: every unit it held is re-run once alone in a fresh
+    process, and a unit that crashes again is recorded as a failed unit; the campaign goes
+    on. Workers die with the driver (parent-death signal plus a parent-pid watchdog) and
+    ignore Ctrl-C, which the driver handles (the run is marked interrupted).
+    """
 
     name = "process-pool"
 
     def __init__(self, workers: int) -> None:
         self.workers = workers
 
+    def _pool(self, ctx, workers: int) -> cf.ProcessPoolExecutor:
+        return cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_init,
+                                      initargs=(os.getpid(),))
+
     def run(self, tasks: Iterable[UnitTask]) -> Iterator[UnitResult]:
         # Tasks are pulled lazily with a bounded window in flight, so a streamed
         # data set never sits in memory whole.
-        ctx = multiprocessing.get_context("spawn")
+        ctx = _SpawnContext()
+        _quiet_resource_tracker()
         window = 2 * self.workers
         source = iter(tasks)
-        pool = cf.ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx)
+        pool = self._pool(ctx, self.workers)
+        clean = False
         try:
             pending: dict[cf.Future, UnitTask] = {}
-            for task in source:
-                pending[pool.submit(run_unit, task)] = task
-                if len(pending) >= window:
-                    break
-            while pending:
-                done, _ = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
-                broken: list[UnitTask] = []
+            broken: list[UnitTask] = []
+
+            def fill() -> None:
+                for task in source:
+                    try:
+                        pending[pool.submit(run_unit, task)] = task
+                    except (cf.process.BrokenProcessPool, RuntimeError):
+                        broken.append(task)
+                        return
+                    if len(pending) >= window:
+                        return
+
+            fill()
+            while pending or broken:
+                done, _ = cf.wait(pending, timeout=POLL_S, return_when=cf.FIRST_COMPLETED)
                 for future in done:
                     task = pending.pop(future)
                     try:
@@ -65,29 +97,156 @@ class ProcessPoolExecutor(Executor):
                         broken.append(task)
                     except Exception as exc:  # noqa: BLE001 - a failed worker is a failed unit
                         yield crashed_unit(task, exc)
+                if not done and pending and _lost_worker(pool):
+                    broken.extend(pending.values())
+                    pending.clear()
                 if broken:
                     # A dying worker breaks the whole pool and every future in it; rerun each
                     # affected unit alone so the crash is pinned on the unit that caused it.
                     broken.extend(pending.values())
-                    pending = {}
-                    pool.shutdown(wait=False, cancel_futures=True)
+                    pending.clear()
+                    _kill(pool)
                     for task in broken:
-                        yield _run_alone(task, ctx)
-                    pool = cf.ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx)
-                for task in source:
-                    pending[pool.submit(run_unit, task)] = task
-                    if len(pending) >= window:
-                        break
+                        yield self._run_alone(task, ctx)
+                    broken.clear()
+                    pool = self._pool(ctx, self.workers)
+                fill()
+            clean = True
         finally:
-            pool.shutdown(wait=True, cancel_futures=True)
+            if clean:
+                pool.shutdown(wait=True, cancel_futures=True)
+            else:  # Ctrl-C or the consumer stopped: no worker outlives the driver's intent
+                _kill(pool)
 
-
-def _run_alone(task: UnitTask, ctx) -> UnitResult:
-    with cf.ProcessPoolExecutor(max_workers=1, mp_context=ctx) as solo:
+    def _run_alone(self, task: UnitTask, ctx) -> UnitResult:
+        solo = self._pool(ctx, 1)
+        clean = False
         try:
-            return solo.submit(run_unit, task).result()
-        except Exception as exc:  # noqa: BLE001 - the unit's own crash, now attributed
-            return crashed_unit(task, exc)
+            future = solo.submit(run_unit, task)
+            while True:
+                try:
+                    result = future.result(timeout=POLL_S)
+                    break
+                except cf.TimeoutError:
+                    if _lost_worker(solo):
+                        result = crashed_unit(task, cf.process.BrokenProcessPool("worker process died"))
+                        break
+                except Exception as exc:  # noqa: BLE001 - the unit's own crash, now attributed
+                    result = crashed_unit(task, exc)
+                    break
+            clean = True
+            return result
+        finally:
+            if clean and not _lost_worker(solo, grace_s=0.0):
+                solo.shutdown(wait=True)
+            else:
+                _kill(solo)
+
+
+class _SpawnProcess(multiprocessing.context.SpawnProcess):
+    """A spawned worker born with SIGINT blocked, so Ctrl-C (sent to the whole terminal process
+    group) cannot interrupt it while it imports; the driver alone handles the interrupt."""
+
+    def start(self) -> None:
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            super().start()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+
+
+class _SpawnContext(multiprocessing.context.SpawnContext):
+    Process = _SpawnProcess
+
+
+def _quiet_resource_tracker() -> None:
+    # After Ctrl-C or a killed worker the pool's queue semaphores are left to multiprocessing's
+    # resource tracker, which cleans them up and warns on stderr; the interrupt's one line
+    # should stay one line. The tracker takes its warning filters from this interpreter's -W.
+    quiet = "ignore:resource_tracker:UserWarning"
+    if quiet not in sys.warnoptions:
+        sys.warnoptions.append(quiet)
+
+
+def _worker_init(parent_pid: int) -> None:
+    """In each worker: die with the driver, and leave Ctrl-C to it."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass  # not Linux: the watchdog below still applies
+    if os.getppid() != parent_pid:
+        os._exit(1)
+
+    def watchdog() -> None:
+        while True:
+            time.sleep(0.5)
+            if os.getppid() != parent_pid:
+                os._exit(1)
+
+    threading.Thread(target=watchdog, name="lsrep-parent-watchdog", daemon=True).start()
+
+
+_dead_since: dict[int, float] = {}
+
+
+def _lost_worker(pool: cf.ProcessPoolExecutor, grace_s: float = LOST_WORKER_GRACE_S) -> bool:
+    """Whether a worker has been dead longer than `grace_s` without the pool breaking its futures."""
+    processes = getattr(pool, "_processes", None) or {}
+    now = time.monotonic()
+    for proc in list(processes.values()):
+        if proc.exitcode is not None:
+            first = _dead_since.setdefault(proc.pid, now)
+            if now - first >= grace_s:
+                return True
+    return False
+
+
+def _kill(pool: cf.ProcessPoolExecutor) -> None:
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    manager = getattr(pool, "_executor_manager_thread", None)
+    results = getattr(pool, "_result_queue", None)
+    for proc in processes:
+        if proc.exitcode is None:
+            proc.kill()
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in processes:
+        proc.join(timeout=5)
+    _release_manager(manager, results)
+
+
+def _release_manager(manager, results) -> None:
+    """Make sure the pool's manager thread ends, so the interpreter can exit.
+
+    A worker killed while writing its result leaves the manager thread blocked reading the
+    rest of that message from a pipe whose write end this process also holds: it never sees
+    EOF, and exit would wait for it forever. Writing filler completes the frame; the thread
+    fails to unpickle it, declares the pool broken and returns.
+    """
+    if manager is None or results is None:
+        return
+    manager.join(timeout=1.0)
+    if not manager.is_alive():
+        return
+    try:
+        fd = results._writer.fileno()
+        os.set_blocking(fd, False)
+    except (AttributeError, OSError, ValueError):
+        return
+    filler = bytes(1 << 16)
+    deadline = time.monotonic() + 10
+    while manager.is_alive() and time.monotonic() < deadline:
+        try:
+            os.write(fd, filler)
+        except BlockingIOError:
+            pass
+        except OSError:
+            return
+        manager.join(timeout=0.05)
 
 
 def crashed_unit(task: UnitTask, exc: BaseException) -> UnitResult:

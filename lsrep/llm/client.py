@@ -293,7 +293,10 @@ class LLMClient:
                 "input": text}
 
     def _client(self) -> openai.OpenAI:
+        from lsrep.redact import register_secret
+
         key = self.spec.read_api_key()
+        register_secret(key)
         with self._sdk_lock:
             if self._sdk is None or self._sdk.api_key != key:
                 # A rotated key gets a new SDK client; the old one is left to finish its calls.
@@ -338,6 +341,9 @@ class LLMClient:
                 fault, error = str(status), str(exc)
                 retryable = status in (408, 409, 429) or status >= 500
                 retry_after = _retry_after(exc.response.headers)
+            from lsrep.redact import redact
+
+            error = redact(error)
             faults.append(fault)
             if not retryable:
                 return _Attempted(None, attempts, tuple(faults), tuple(waits),
@@ -366,6 +372,10 @@ class LLMClient:
                               reported.get("completion_tokens") or 0)
 
     def _emit(self, **fields: Any) -> CallRecord:
+        if fields.get("error"):
+            from lsrep.redact import redact
+
+            fields["error"] = redact(fields["error"])
         record = CallRecord(call_id=uuid.uuid4().hex, **fields)
         self.ledger.add(record)
         for sink in self._sinks:

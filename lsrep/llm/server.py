@@ -40,7 +40,7 @@ class Reply:
 class Fault:
     """A failure the server injects instead of answering."""
 
-    kind: Literal["status", "timeout", "malformed", "disconnect"]
+    kind: Literal["status", "timeout", "malformed", "disconnect", "echo_headers"]
     status: int = 500
     """HTTP status for `status` faults."""
     retry_after: float | None = None
@@ -67,6 +67,11 @@ class Fault:
     @classmethod
     def disconnect(cls) -> Fault:
         return cls("disconnect")
+
+    @classmethod
+    def echo_headers(cls, status: int = 401) -> Fault:
+        """An error whose body echoes the request headers (Authorization included), as careless servers do."""
+        return cls("echo_headers", status=status)
 
 
 @dataclass(frozen=True)
@@ -292,6 +297,10 @@ class _Handler(BaseHTTPRequestHandler):
                 headers["Retry-After"] = f"{fault.retry_after:g}"
             kind = "rate_limit_error" if fault.status == 429 else "server_error"
             self._send_json(fault.status, _error(f"injected {fault.status}", kind), headers)
+        elif fault.kind == "echo_headers":
+            echoed = {name: value for name, value in self.headers.items()}
+            self._send_json(fault.status, _error(f"invalid credentials; request headers were {echoed}",
+                                                 "authentication_error"))
         elif fault.kind == "timeout":
             srv._wait(fault.hang_s)
             self._send_json(200, _chat_body(request, "late reply"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import tomllib
 from collections.abc import Sequence
 from pathlib import Path
@@ -69,16 +70,16 @@ class EndpointRef(Spec):
     base_url: str
     model: str
     api_key_env: str = "OPENAI_API_KEY"
-    temperature: float = 0.0
-    max_tokens: int = 256
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
+    max_tokens: int = Field(default=256, ge=1)
     seed: int | None = None
-    timeout_s: float = 60.0
-    max_retries: int = 4
-    concurrency: int = 4
-    context_window: int = 8192
+    timeout_s: float = Field(default=60.0, gt=0)
+    max_retries: int = Field(default=4, ge=0)
+    concurrency: int = Field(default=4, ge=1)
+    context_window: int = Field(default=8192, ge=1)
     overflow: Literal["fail", "truncate_oldest"] = "fail"
-    price_prompt_per_1k: float | None = None
-    price_completion_per_1k: float | None = None
+    price_prompt_per_1k: float | None = Field(default=None, ge=0)
+    price_completion_per_1k: float | None = Field(default=None, ge=0)
 
 
 class AnswererSpec(Spec):
@@ -86,7 +87,7 @@ class AnswererSpec(Spec):
 
     kind: Literal["extractive", "llm"] = "extractive"
     """`extractive`: the deterministic offline answerer; `llm`: a model endpoint."""
-    context_window: int = 32768
+    context_window: int = Field(default=32768, ge=1)
     """The answerer's context window in tokens (the harness's estimate)."""
     overflow: Literal["fail", "truncate_oldest"] = "fail"
     """What to do with a prompt over the window: a failure row, or drop the oldest context."""
@@ -119,7 +120,7 @@ class EmbedderSpec(Spec):
     """The embedder shared by every system that embeds."""
 
     kind: Literal["hashing", "openai", "minilm"] = "hashing"
-    dim: int = 512
+    dim: int = Field(default=512, ge=1)
     endpoint: EndpointRef | None = None
 
 
@@ -171,6 +172,14 @@ class CampaignSpec(Spec):
                 raise ValueError(f"duplicate {label} name(s): {', '.join(sorted(dupes))}")
         if self.enforce_budget and self.retrieval_budget is None:
             raise ValueError("enforce_budget = true needs a retrieval_budget")
+        judges = [j.name for j in self.judges]
+        dupes = {n for n in judges if judges.count(n) > 1}
+        if dupes:
+            raise ValueError(f"duplicate judge name(s): {', '.join(sorted(dupes))}")
+        allowed = {"deterministic", "human", *judges}
+        if self.judge_of_record not in allowed:
+            raise ValueError(f"judge_of_record {self.judge_of_record!r} is not a judge of this campaign "
+                             f"(known: {', '.join(sorted(allowed))})")
         known = {c.name for c in self.conditions}
         for a, b in self.compare:
             for n in (a, b):
@@ -179,15 +188,37 @@ class CampaignSpec(Spec):
         return self
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
+def read_toml(path: Path) -> dict[str, Any]:
+    """A TOML file's table; a missing, unreadable, non-UTF-8, malformed or empty file is an InputError."""
     try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
+        data = path.read_bytes()
     except FileNotFoundError:
         raise InputError(path, "file not found") from None
+    except IsADirectoryError:
+        raise InputError(path, "is a directory, expected a TOML file") from None
+    except OSError as exc:
+        raise InputError(path, f"cannot read the file ({exc.strerror})") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise InputError(path, f"not UTF-8 text ({exc.reason} at byte {exc.start}); save it as UTF-8", line) from None
+    try:
+        table = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         line = getattr(exc, "lineno", None)
+        if line is None and (found := re.search(r"\(at line (\d+)", str(exc))):
+            line = int(found.group(1))
         raise InputError(path, f"invalid TOML: {exc}", line) from None
+    except RecursionError:
+        raise InputError(path, "invalid TOML: nested too deeply") from None
+    if not table:
+        raise InputError(path, "file is empty: a campaign needs [[trajectories]] and [[conditions]], "
+                         "a schedule at least one setting")
+    return table
+
+
+_read_toml = read_toml
 
 
 def load_schedule(path: Path | str) -> ScheduleSpec:

@@ -15,28 +15,103 @@ from pydantic import ValidationError
 from lsrep.errors import InputError, pydantic_reason
 from lsrep.protocol.models import Probe, ProbeSet, Trajectory, Turn
 
+MAX_RECORD_BYTES = 256 * 1024 * 1024
+"""Longest JSON Lines record accepted (a 30 MB turn is fine; a runaway line is not)."""
 
-def _json_lines(path: Path) -> Iterator[tuple[int, dict]]:
+
+def _no_duplicates(pairs: list[tuple[str, object]]) -> dict:
+    record: dict = {}
+    for key, value in pairs:
+        if key in record:
+            raise _Bad(f"duplicate key {key!r} in one object")
+        record[key] = value
+    return record
+
+
+def _no_constant(name: str) -> object:
+    raise _Bad(f"{name} is not valid JSON")
+
+
+class _Bad(ValueError):
+    pass
+
+
+def _unstorable(value: object, key: str = "") -> str | None:
+    """The key of the first string holding a lone surrogate (not encodable as UTF-8), if any."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return key or "(value)"
+        return None
+    if isinstance(value, dict):
+        items = value.items()
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            found = _unstorable(v, f"{key}[{i}]")
+            if found:
+                return found
+        return None
+    else:
+        return None
+    for k, v in items:
+        found = _unstorable(k, f"{key}.{k}" if key else "(a key)") or _unstorable(v, f"{key}.{k}" if key else str(k))
+        if found:
+            return found
+    return None
+
+
+def json_records(path: Path) -> Iterator[tuple[int, dict]]:
+    """(line number, object) for each non-blank line of a JSON Lines file.
+
+    Records are split on "\n" only: U+2028, U+0085 and the like are valid inside JSON
+    strings. Duplicate keys, NaN/Infinity, lone surrogates (text that cannot be stored as
+    UTF-8) and runaway nesting or line length are errors naming the line.
+    """
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except FileNotFoundError:
         raise InputError(path, "file not found") from None
+    except IsADirectoryError:
+        raise InputError(path, "is a directory, expected a JSON Lines file") from None
+    except OSError as exc:
+        raise InputError(path, f"cannot read the file ({exc.strerror})") from None
+    try:
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    del data
+    if text.startswith("\ufeff"):
+        text = text[1:]
     seen_any = False
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    for lineno, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
+        if len(line) > MAX_RECORD_BYTES:
+            raise InputError(path, f"record is {len(line)} characters, over the {MAX_RECORD_BYTES} limit; "
+                             "split the content", lineno)
         try:
-            record = json.loads(line)
+            record = json.loads(line, object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
         except json.JSONDecodeError as exc:
             raise InputError(path, f"invalid JSON: {exc.msg} (column {exc.colno})", lineno) from None
+        except _Bad as exc:
+            raise InputError(path, f"invalid JSON: {exc}", lineno) from None
+        except RecursionError:
+            raise InputError(path, "invalid JSON: nested too deeply", lineno) from None
         if not isinstance(record, dict):
             raise InputError(path, "each line must be a JSON object", lineno)
+        if "\\u" in line:
+            key = _unstorable(record)
+            if key:
+                raise InputError(path, f"field {key} holds a lone surrogate escape (e.g. \\ud800 without its "
+                                 "pair), which cannot be stored as UTF-8 text; fix or remove the escape", lineno)
         seen_any = True
         yield lineno, record
     if not seen_any:
         raise InputError(path, "file has no records")
+
+
+_json_lines = json_records
 
 
 def load_trajectory(path: Path | str, trajectory_id: str | None = None) -> Trajectory:

@@ -37,6 +37,14 @@ class Turn(Fact):
     content: str
     """What was said."""
 
+    @field_validator("timestamp", mode="before")
+    @classmethod
+    def _iso_text(cls, value: object) -> object:
+        # The protocol's timestamps are ISO 8601 strings; a number is not silently Unix time.
+        if not isinstance(value, str | datetime):
+            raise ValueError(f"timestamp must be an ISO 8601 string with a time zone, not {type(value).__name__}")
+        return value
+
     @field_validator("timestamp")
     @classmethod
     def _has_zone(cls, value: datetime) -> datetime:
@@ -75,7 +83,7 @@ class Probe(Fact):
     """Before the first version holds: skip the probe, or expect abstention."""
     references: tuple[ReferenceVersion, ...] = ()
     """Versions of the answer, in order of validity."""
-    ask_at: Literal["every_checkpoint"] | tuple[str, ...] = "every_checkpoint"
+    ask_at: Literal["every_checkpoint"] | tuple[str, ...] = Field(default="every_checkpoint", min_length=1)
     """Ask at every checkpoint, or only at checkpoints closing after these turn ids."""
 
     @model_validator(mode="after")

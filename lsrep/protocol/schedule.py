@@ -20,7 +20,7 @@ class Spec(BaseModel):
 class CheckpointSpec(Spec):
     """When the state is observed."""
 
-    at: tuple[CheckpointTrigger, ...] = ("session_end",)
+    at: tuple[CheckpointTrigger, ...] = Field(default=("session_end",), min_length=1)
     """Triggers; a prefix closed by several triggers is one checkpoint."""
     every_n_turns: int | None = Field(default=None, ge=1)
     """Turn interval for `every_n_turns`."""

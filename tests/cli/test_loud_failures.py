@@ -98,9 +98,10 @@ api_key_env = "LSREP_ABSENT_KEY"
 [answerer.x]'''.replace("\n[answerer.x]", "")))
     code, out, err = cli("run", example, "--quiet")
     assert code == 2 and out == ""
-    assert err.strip() == ("lsrep: error: the answerer reads its API key from the environment variable "
-                           "LSREP_ABSENT_KEY, which is not set; nothing was run or stored")
-    assert RunStore(_store(example)).runs() == []
+    assert err.strip() == (f"lsrep: error: {example}: answerer.endpoint.api_key_env: environment variable "
+                           "LSREP_ABSENT_KEY is not set; export it (keys are read from the environment, never "
+                           "from the file) or name the variable that holds the key")
+    assert not _store(example).exists()  # checked before the store is even created
 
 
 def test_a_campaign_judge_that_cannot_label_fails_the_run(example, cli, monkeypatch):

@@ -50,7 +50,8 @@ def _run(campaign: Path, mode: str) -> dict[str, dict]:
     for row in db.rows("select o.condition, avg(j.correct) as accuracy, count(*) as n from observations o join "
                        "judgements j using (obs_id) where o.run_id = ? and j.judge = 'deterministic' "
                        "group by o.condition", [run_id]):
-        peeked = db.rows("select f.text from fragments f join observations o using (obs_id) where o.run_id = ? "
+        peeked = db.rows("select coalesce(t.text, f.text) as text from fragments f join observations o using (obs_id) "
+                         "left join fragment_texts t on t.sha256 = f.text_sha256 where o.run_id = ? "
                          "and o.condition = ? and f.kind = 'peeked'", [run_id, row["condition"]])
         out[row["condition"]] = {"accuracy": row["accuracy"], "n": row["n"], "peeked": [r["text"] for r in peeked]}
     failures = db.rows("select count(*) as n from failures where run_id = ?", [run_id])[0]["n"]
