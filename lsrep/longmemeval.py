@@ -4,13 +4,25 @@ Each question is its own trajectory (its haystack sessions in date order), obser
 once at the question's date. The file is streamed: one question is converted,
 replayed into every condition, stored and dropped before the next is read, so memory
 stays bounded on the S and M files. Gold labels (`has_answer`, answer session ids)
-stay in the harness: they score retrieval recall and never reach an adapter.
+stay in the harness: they score retrieval and never reach an adapter.
+
+LongMemEval's own metrics (:mod:`lsrep.longmemeval_metrics`) are computed as each
+unit lands and kept in `lme_questions`; `lsrep.longmemeval_export` writes them in the
+official file formats. Turn text is not stored (the input file, whose SHA-256 the
+manifest records, holds it): a haystack is hundreds of turns per question and the
+store would otherwise outgrow the input.
+
+Each condition replays a question either as its haystack sessions
+(``conversation = "sessions"``, the default: a fresh conversation per question with
+session boundaries kept) or as one conversation (``"single"``: the same turns as
+one session).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -37,6 +49,15 @@ from lsrep.protocol.schedule import CheckpointSpec
 from lsrep.runner import build_manifest, turn_rows, validate_campaign
 from lsrep.store import RunStore
 
+Conversation = Literal["sessions", "single"]
+
+
+class LongMemEvalCondition(ConditionSpec):
+    """A condition of a LongMemEval campaign: a system, and how each question is replayed."""
+
+    conversation: Conversation | None = None
+    """`sessions` (haystack sessions kept) or `single` (one conversation); default: the campaign's."""
+
 
 class LongMemEvalSpec(BaseModel):
     """A LongMemEval diagnostic campaign (TOML); the data path may come from the command line."""
@@ -53,13 +74,22 @@ class LongMemEvalSpec(BaseModel):
     retrieval_budget: int | None = Field(default=None, ge=1)
     schedule: Path | ScheduleSpec = ScheduleSpec(name="longmemeval", checkpoints=CheckpointSpec(at=("end",)))
     """Maintenance and access policy; checkpoints are always the question date."""
-    conditions: tuple[ConditionSpec, ...] = Field(min_length=1)
+    conversation: Conversation = "sessions"
+    """How each question is replayed: its haystack sessions, or one single conversation."""
+    conditions: tuple[LongMemEvalCondition | ConditionSpec, ...] = Field(min_length=1)
     answerer: AnswererSpec = AnswererSpec()
     judges: tuple[JudgeSpec, ...] = ()
     embedder: EmbedderSpec = EmbedderSpec()
     compare: tuple[tuple[str, str], ...] = ()
     limit: int | None = Field(default=None, ge=1)
-    """Only the first N questions (for smoke runs)."""
+    """Only the first N questions kept by the filters (for smoke runs)."""
+    types: tuple[str, ...] = ()
+    """Only these question types (default: all)."""
+    questions: tuple[str, ...] = ()
+    """Only these question ids (default: all)."""
+
+    def conversation_of(self, condition: ConditionSpec) -> Conversation:
+        return getattr(condition, "conversation", None) or self.conversation
 
 
 def load_longmemeval_spec(path: Path | str, data: Path | None = None) -> tuple[LongMemEvalSpec, Path]:
@@ -78,7 +108,7 @@ def load_longmemeval_spec(path: Path | str, data: Path | None = None) -> tuple[L
 
 
 def spec_from_systems(systems: list[str], data: Path, **kw: Any) -> LongMemEvalSpec:
-    conditions = tuple(ConditionSpec(name=s, system=s) for s in systems)
+    conditions = tuple(LongMemEvalCondition(name=s, system=s) for s in systems)
     return _resolved(LongMemEvalSpec(conditions=conditions, **kw), Path.cwd(), data)
 
 
@@ -113,7 +143,9 @@ def _as_campaign(spec: LongMemEvalSpec, source: Path) -> LoadedCampaign:
     campaign = CampaignSpec(
         name=spec.name, description=spec.description, seed=spec.seed, store=spec.store,
         answer_mode=spec.answer_mode, retrieval_budget=spec.retrieval_budget, schedule=spec.schedule,
-        trajectories=(placeholder,), conditions=spec.conditions, answerer=spec.answerer, judges=spec.judges,
+        trajectories=(placeholder,),
+        conditions=tuple(ConditionSpec(**c.model_dump(exclude={"conversation"})) for c in spec.conditions),
+        answerer=spec.answerer, judges=spec.judges,
         embedder=spec.embedder, compare=spec.compare,
     )
     schedules = {c.name: spec.schedule for c in spec.conditions}
@@ -128,16 +160,20 @@ def item_schedule(base: ScheduleSpec, checkpoint_time) -> ScheduleSpec:
 
 def run_longmemeval(spec: LongMemEvalSpec, *, source: Path | None = None, executor: Executor | None = None,
                     fresh: bool = False, progress: bool = False) -> DiagnosticOutcome:
-    from lsrep.probes.longmemeval import iter_longmemeval
 
     campaign = _as_campaign(spec, source or spec.data)
     conditions = validate_campaign(campaign)
     manifest = build_manifest(campaign, conditions, {})
     manifest["diagnostic"] = "longmemeval"
+    modes = {c.name: spec.conversation_of(c) for c in spec.conditions}
+    manifest["longmemeval"] = {"conversation": modes, "limit": spec.limit, "types": list(spec.types),
+                               "questions": list(spec.questions)}
     data_sha = manifest["inputs"]["longmemeval"]["sha256"]
     config_digest = hashlib.sha256(json.dumps(
         {"conditions": conditions, "answerer": manifest["answerer"], "embedder": manifest["embedder"],
-         "limit": spec.limit, "budget": spec.retrieval_budget, "mode": spec.answer_mode},
+         "limit": spec.limit, "budget": spec.retrieval_budget, "mode": spec.answer_mode,
+         "conversation": modes, "types": list(spec.types), "questions": list(spec.questions),
+         "judges": [j.model_dump(mode="json") for j in spec.judges]},
         sort_keys=True).encode()).hexdigest()
     store = RunStore(spec.store)
     run_id = None if fresh else store.find_resumable(data_sha, config_digest)
@@ -149,24 +185,30 @@ def run_longmemeval(spec: LongMemEvalSpec, *, source: Path | None = None, execut
         store.create_run(run_id, spec.name, str(campaign.path), data_sha, config_digest, manifest)
     done = store.finished_units(run_id)
     counts = {"questions": 0, "run": 0, "failed": 0}
-    gold_by_trajectory: dict[str, Any] = {}
+    gold_by_unit: dict[str, tuple[int, Any]] = {}
 
     def tasks() -> Iterator[UnitTask]:
-        for n, item in enumerate(iter_longmemeval(spec.data)):
-            if spec.limit is not None and n >= spec.limit:
-                return
+        for position, item in enumerate(select_items(spec)):
             counts["questions"] += 1
-            trajectory = item.as_trajectory()
             probes = ProbeSet(probes=(item.probe,))
             schedule = item_schedule(spec.schedule, item.checkpoint_time)
-            plan = plan_replay(trajectory, schedule, probes)
-            digest = plan.digest()
-            todo = []
+            built: dict[str, tuple[Any, Any, str]] = {}
             for cond in spec.conditions:
-                unit_id = f"{cond.name}/{item.trajectory_id}/r0"
+                mode = modes[cond.name]
+                trajectory_id = item.trajectory_id + ("" if mode == "sessions" else "-single")
+                unit_id = f"{cond.name}/{trajectory_id}/r0"
                 if unit_id in done:
                     continue
-                todo.append(UnitTask(
+                if mode not in built:
+                    trajectory = item.as_trajectory(mode)
+                    if mode != "sessions":
+                        trajectory = trajectory.model_copy(update={"trajectory_id": trajectory_id})
+                    plan = plan_replay(trajectory, schedule, probes)
+                    built[mode] = (trajectory, plan, plan.digest())
+                    store.write_turns(run_id, trajectory_id, _turn_rows(run_id, trajectory, plan))
+                trajectory, plan, digest = built[mode]
+                gold_by_unit[unit_id] = (position, item)
+                yield UnitTask(
                     run_id=run_id, unit_id=unit_id, condition=cond.name, system=cond.system,
                     options=dict(cond.options), disable=tuple(cond.disable), trajectory=trajectory, probes=probes,
                     plan=plan, plan_digest=digest, access=schedule.access,
@@ -174,59 +216,100 @@ def run_longmemeval(spec: LongMemEvalSpec, *, source: Path | None = None, execut
                     embedder=spec.embedder, retrieval_budget=spec.retrieval_budget, repetition=0,
                     seed=unit_seed(spec.seed, cond.name, item.trajectory_id, 0), progress=progress,
                     store_path=str(store.path),
-                ))
-            if todo:
-                store.write_turns(run_id, item.trajectory_id, turn_rows(run_id, trajectory, plan))
-                gold_by_trajectory[item.trajectory_id] = [item, trajectory, len(todo)]
-            yield from todo
+                )
 
-    from lsrep.judge.campaign import build_judge, judge_unit_tables
+    from lsrep.judge.campaign import build_judge, judge_observations
 
     judges = [(j, build_judge(j, store.path)) for j in spec.judges if j.kind != "deterministic"]
     executor = executor or InProcessExecutor()
     for result in executor.run(tasks()):
-        _attach_gold(result, gold_by_trajectory)
-        if judges:
-            judge_unit_tables(result.tables, judges)
+        position, item = gold_by_unit.pop(result.unit["unit_id"])
+        result.tables["lme_questions"] = question_rows(result, position, item)
+        for jspec, judge in judges:
+            rows, calls = judge_observations(
+                jspec.name, judge, result.tables.get("observations", []),
+                workers=jspec.endpoint.concurrency if jspec.endpoint else 1,
+                case_for=lambda row, item=item: official_case(row, item))
+            result.tables.setdefault("judgements", []).extend(rows)
+            result.tables.setdefault("llm_calls", []).extend(calls)
         store.write_unit(result.unit, result.tables)
         counts["run"] += 1
         counts["failed"] += result.unit["status"] == "failed"
-        _release(result, gold_by_trajectory)
     store.finish_run(run_id)
     return DiagnosticOutcome(run_id, store.path, resumed, counts["questions"], counts["run"], len(done),
                              counts["failed"])
 
 
-def _release(result: UnitResult, gold: dict[str, Any]) -> None:
-    # Once every condition of a question has landed, its gold labels can go.
-    entry = gold.get(result.unit["trajectory"])
-    if entry is not None:
-        entry[2] -= 1
-        if entry[2] <= 0:
-            gold.pop(result.unit["trajectory"], None)
+MEMORY_BUDGET_MB = 300
+"""Default memory budget of a diagnostic: the driver plus its worker processes."""
+_DRIVER_MB, _WORKER_MB = 100, 100
 
 
-def _attach_gold(result: UnitResult, gold: dict[str, Any]) -> None:
-    """Retrieval recall at turn and session level, computed by the harness from gold labels."""
-    entry = gold.get(result.unit["trajectory"])
-    if entry is None:
-        return
-    item, trajectory = entry[0], entry[1]
-    session_of = {t.turn_id: t.session_id for t in trajectory.turns}
-    evidence = set(item.gold.evidence_turn_ids)
-    answer_sessions = set(item.gold.answer_sessions)
-    returned: dict[str, set[str]] = {}
-    for frag in result.tables.get("fragments", []):
-        returned.setdefault(frag["obs_id"], set()).update(json.loads(frag["source_turn_ids"]))
+def default_workers(memory_mb: int = MEMORY_BUDGET_MB) -> int:
+    """Worker processes by default: the cores not already busy (1-minute load), capped by memory.
+
+    Each worker holds one question's replay (~100 MB with its imports), the driver as much;
+    1 means in-process.
+    """
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    free = cores - int(os.getloadavg()[0]) if hasattr(os, "getloadavg") else cores
+    by_memory = (memory_mb - _DRIVER_MB) // _WORKER_MB
+    return max(1, min(free, by_memory))
+
+
+def select_items(spec: LongMemEvalSpec) -> Iterator[Any]:
+    """The questions a spec runs, streamed: `questions`, then `types`, then the first `limit`."""
+    from lsrep.probes.longmemeval import iter_longmemeval
+
+    wanted = set(spec.questions) or None
+    types = set(spec.types)
+    kept = 0
+    for item in iter_longmemeval(spec.data, question_ids=wanted):
+        if types and item.question_type not in types:
+            continue
+        if spec.limit is not None and kept >= spec.limit:
+            return
+        kept += 1
+        yield item
+
+
+def _turn_rows(run_id: str, trajectory: Any, plan: Any) -> list[dict]:
+    # The text stays in the input file (its digest is in the manifest): not stored per question.
+    rows = turn_rows(run_id, trajectory, plan)
+    for row in rows:
+        row["content"] = None
+    return rows
+
+
+def official_case(row: dict[str, Any], item: Any):
+    """A judge case whose reference is the file's answer text (for `_abs`: the explanation)."""
+    from lsrep.judge.campaign import case_from_row
+    from lsrep.judge.verdict import VersionView
+
+    case = case_from_row(row)
+    official = VersionView(answer=item.gold.answer, valid_from=item.trajectory[0].turn_id)
+    return case.model_copy(update={"in_force": (official,)})
+
+
+def question_rows(result: UnitResult, position: int, item: Any) -> list[dict[str, Any]]:
+    """Per observation: the system's ranking as official corpus ids and the official metrics."""
+    from lsrep.longmemeval_metrics import rank_corpus, retrieval_metrics
+
+    corpus_position = {turn: i for i, turn in enumerate(item.gold.corpus_turns)}
+    cited: dict[str, list[list[str]]] = {}
+    for frag in sorted(result.tables.get("fragments", []), key=lambda f: (f["obs_id"], f["rank"])):
+        cited.setdefault(frag["obs_id"], []).append(json.loads(frag["source_turn_ids"] or "[]"))
     rows = []
     for obs in result.tables.get("observations", []):
-        ids = returned.get(obs["obs_id"], set())
-        sessions = {session_of[t] for t in ids if t in session_of}
+        ranking = rank_corpus(cited.get(obs["obs_id"], ()), corpus_position)
         rows.append({
-            "obs_id": obs["obs_id"], "run_id": obs["run_id"], "question_id": item.question_id,
-            "question_type": item.question_type,
-            "turn_recall": len(ids & evidence) / len(evidence) if evidence else None,
-            "session_recall": len(sessions & answer_sessions) / len(answer_sessions) if answer_sessions else None,
-            "n_evidence_turns": len(evidence), "n_answer_sessions": len(answer_sessions),
+            "obs_id": obs["obs_id"], "run_id": obs["run_id"], "condition": obs["condition"],
+            "position": position, "question_id": item.question_id, "question_type": item.question_type,
+            "answer": item.gold.answer, "n_corpus": len(item.gold.corpus_ids),
+            "ranked": json.dumps([item.gold.corpus_ids[i] for i in ranking]),
+            "metrics": json.dumps(retrieval_metrics(ranking, item.gold.corpus_ids), sort_keys=True),
         })
-    result.tables["retrieval_gold"] = rows
+    return rows

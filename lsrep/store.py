@@ -171,6 +171,20 @@ def m005_isolation_digest(db: sqlite_utils.Database) -> None:
     db["checkpoints"].add_column("state_digest_after", str)
 
 
+@migration
+def m006_longmemeval(db: sqlite_utils.Database) -> None:
+    # LongMemEval diagnostics: per observation, the question's place in the file, its official
+    # answer text, the system's ranking as official corpus ids, and the official retrieval metrics.
+    db["lme_questions"].create(
+        {
+            "obs_id": str, "run_id": str, "condition": str, "position": int, "question_id": str,
+            "question_type": str, "answer": str, "n_corpus": int, "ranked": str, "metrics": str,
+        },
+        pk="obs_id",
+    )
+    db["lme_questions"].create_index(["run_id", "condition", "position"])
+
+
 class RunStore:
     """A run store file; opening it applies any migration it lacks."""
 
@@ -272,7 +286,7 @@ class RunStore:
                 "select obs_id from observations where run_id = ? and unit_id = ?", [run_id, unit_id]
             )]
             for oid in obs_ids:
-                for table in ("fragments", "judgements", "llm_calls", "retrieval_gold"):
+                for table in ("fragments", "judgements", "llm_calls", "retrieval_gold", "lme_questions"):
                     self.db.execute(f"delete from {table} where obs_id = ?", [oid])
             self.db.execute("delete from observations where run_id = ? and unit_id = ?", [run_id, unit_id])
             for table, rows in tables.items():
