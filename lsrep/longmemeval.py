@@ -39,6 +39,7 @@ from lsrep.protocol.campaign import (
     AnswererSpec,
     ConditionSpec,
     EmbedderSpec,
+    EndpointRef,
     JudgeSpec,
     LoadedCampaign,
     ScheduleSpec,
@@ -59,11 +60,39 @@ class LongMemEvalCondition(ConditionSpec):
     """`sessions` (haystack sessions kept) or `single` (one conversation); default: the campaign's."""
 
 
+class OfficialJudgeSpec(BaseModel):
+    """The official LongMemEval judge, used when its endpoint is configured in the environment.
+
+    Offline (the variable unset) the deterministic judge alone labels the run, and the
+    tables say it is not the official one.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = "gpt-4o"
+    """Judge name (also the `eval-results-<name>` suffix of the export)."""
+    base_url_env: str = "LSREP_LME_JUDGE_BASE_URL"
+    """Environment variable holding the OpenAI-compatible base URL (e.g. `https://.../v1`)."""
+    model: str = "gpt-4o-2024-08-06"
+    """The model LongMemEval's results use (what the official print_qa_metrics.py asserts)."""
+    api_key_env: str = "OPENAI_API_KEY"
+    concurrency: int = Field(default=4, ge=1)
+
+    def judge(self) -> JudgeSpec | None:
+        url = os.environ.get(self.base_url_env)
+        if not url:
+            return None
+        return JudgeSpec(name=self.name, kind="longmemeval", endpoint=EndpointRef(
+            base_url=url, model=self.model, api_key_env=self.api_key_env, concurrency=self.concurrency))
+
+
 class LongMemEvalSpec(BaseModel):
     """A LongMemEval diagnostic campaign (TOML); the data path may come from the command line."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    diagnostic: Literal["longmemeval"] = "longmemeval"
+    """Marks the file as a LongMemEval campaign (for `lsrep validate` and `lsrep run`)."""
     name: str = "longmemeval"
     description: str = "LongMemEval matched diagnostic"
     data: Path | None = None
@@ -79,6 +108,8 @@ class LongMemEvalSpec(BaseModel):
     conditions: tuple[LongMemEvalCondition | ConditionSpec, ...] = Field(min_length=1)
     answerer: AnswererSpec = AnswererSpec()
     judges: tuple[JudgeSpec, ...] = ()
+    official_judge: OfficialJudgeSpec | None = None
+    """Add the official `longmemeval` judge when its endpoint variable is set."""
     embedder: EmbedderSpec = EmbedderSpec()
     compare: tuple[tuple[str, str], ...] = ()
     limit: int | None = Field(default=None, ge=1)
@@ -107,6 +138,30 @@ def load_longmemeval_spec(path: Path | str, data: Path | None = None) -> tuple[L
     return _resolved(spec, path.parent, data), path
 
 
+def validate_longmemeval_campaign(path: Path) -> str:
+    """`lsrep validate` for a LongMemEval campaign: the spec, its schedule, conditions, judges, data."""
+    path = Path(path).resolve()
+    raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    try:
+        spec = LongMemEvalSpec.model_validate(raw)
+    except ValidationError as exc:
+        raise InputError(path, f"bad LongMemEval campaign: {pydantic_reason(exc)}") from None
+    data = (path.parent / spec.data).resolve() if spec.data is not None else None
+    if data is not None and not data.exists():
+        raise InputError(path, f"data file {data} not found")
+    schedule = spec.schedule if isinstance(spec.schedule, ScheduleSpec) else load_schedule(
+        (path.parent / spec.schedule).resolve())
+    resolved = spec.model_copy(update={"data": data or path, "store": (path.parent / spec.store).resolve(),
+                                       "schedule": schedule})
+    validate_campaign(_as_campaign(resolved, path))
+    modes = sorted({spec.conversation_of(c) for c in spec.conditions})
+    judges = ", ".join(f"{j.name} ({j.kind})" for j in spec.judges) or "deterministic only"
+    where = f"data {data}" if data else "data from --data"
+    return (f"LongMemEval campaign {spec.name!r}: {len(spec.conditions)} condition(s), conversation "
+            f"{'/'.join(modes)}, judges: {judges}; {where}; run it with "
+            f"`lsrep longmemeval --campaign {path.name}" + ("`" if data else " --data PATH`"))
+
+
 def spec_from_systems(systems: list[str], data: Path, **kw: Any) -> LongMemEvalSpec:
     conditions = tuple(LongMemEvalCondition(name=s, system=s) for s in systems)
     return _resolved(LongMemEvalSpec(conditions=conditions, **kw), Path.cwd(), data)
@@ -122,7 +177,12 @@ def _resolved(spec: LongMemEvalSpec, base: Path, data: Path | None) -> LongMemEv
     if not data.exists():
         raise InputError(data, "file not found")
     schedule = spec.schedule if isinstance(spec.schedule, ScheduleSpec) else load_schedule(res(spec.schedule))
-    return spec.model_copy(update={"data": data, "store": res(spec.store), "schedule": schedule})
+    judges = spec.judges
+    official = spec.official_judge.judge() if spec.official_judge else None
+    if official is not None and all(j.name != official.name for j in judges):
+        judges = (*judges, official)
+    return spec.model_copy(update={"data": data, "store": res(spec.store), "schedule": schedule,
+                                   "judges": judges})
 
 
 @dataclass(frozen=True)

@@ -131,8 +131,9 @@ def qa_judge_note(judge: str) -> str:
     if judge == DETERMINISTIC:
         return ("QA metrics (LongMemEval definitions) from the DETERMINISTIC judge — not LongMemEval's official "
                 "judge: it credits an answer that contains the reference (an answer written 'X (or Y)' counts "
-                "X and Y as alternatives) and an abstention on _abs questions. Configure a `longmemeval` judge "
-                "with an endpoint for the official GPT-judge numbers.")
+                "X and Y as alternatives) and an abstention on _abs questions. For the official judge's numbers "
+                "configure a `longmemeval` judge with an endpoint (the bundled campaign: set "
+                "LSREP_LME_JUDGE_BASE_URL).")
     return f"QA metrics (LongMemEval definitions) from the official LongMemEval judge `{judge}`:"
 
 

@@ -38,6 +38,10 @@ def validate_path(path: Path, probes_for: str | None = None) -> str:
             raise InputError(path, "file not found") from None
         except tomllib.TOMLDecodeError as exc:
             raise InputError(path, f"invalid TOML: {exc}") from None
+        if data.get("diagnostic") == "longmemeval" or ("conditions" in data and "trajectories" not in data):
+            from lsrep.longmemeval import validate_longmemeval_campaign
+
+            return validate_longmemeval_campaign(path)
         if "conditions" in data or "trajectories" in data:
             from lsrep.runner import load_inputs, plan_all, validate_campaign
 

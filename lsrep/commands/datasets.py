@@ -30,7 +30,8 @@ def register(sub, command) -> None:
     sp.add_argument("--data", help="official LongMemEval JSON file (oracle, S or M)")
     sp.add_argument("--campaign", help="a LongMemEval campaign TOML (conditions, answerer, judges, embedder)")
     sp.add_argument("--systems", help="comma-separated systems (instead of --campaign)")
-    sp.add_argument("--store", default="runs/longmemeval.sqlite")
+    sp.add_argument("--store", default=None,
+                    help="run store (default: the campaign's, or runs/longmemeval.sqlite with --systems)")
     sp.add_argument("--limit", type=int, help="only the first N questions (after --types / --questions)")
     sp.add_argument("--types", help="comma-separated question types to run (e.g. temporal-reasoning)")
     sp.add_argument("--questions", help="comma-separated question ids to run")
@@ -88,11 +89,11 @@ def cmd_longmemeval(args) -> int:
         if data is None:
             raise LsrepError("pass --data PATH (the LongMemEval JSON file)")
         spec = spec_from_systems([s.strip() for s in args.systems.split(",") if s.strip()], data,
-                                 store=Path(args.store))
+                                 store=Path(args.store or "runs/longmemeval.sqlite"))
         source = None
     else:
         raise LsrepError("pass --systems a,b,... or --campaign FILE")
-    update = {}
+    update = {"store": Path(args.store).resolve()} if args.store else {}
     if args.limit:
         update["limit"] = args.limit
     if args.types:

@@ -211,6 +211,9 @@ def load_campaign(path: Path | str) -> LoadedCampaign:
     """Read a campaign TOML file, resolve relative paths and load its schedules."""
     path = Path(path).resolve()
     data = _read_toml(path)
+    if data.get("diagnostic") == "longmemeval" or ("trajectories" not in data and "data" in data):
+        raise InputError(path, "this is a LongMemEval diagnostic campaign, not a trajectory campaign: run it with "
+                               f"`lsrep longmemeval --campaign {path.name} --data PATH` (`lsrep validate` checks it)")
     try:
         spec = CampaignSpec.model_validate(data)
     except ValidationError as exc:

@@ -78,3 +78,57 @@ def test_generated_file_runs_and_resumes(tmp_path):
     assert not again.resumed and again.units_run == 12
     rs = RunStore(first.store_path)
     assert rs.rows("select count(*) n from observations where run_id = ?", [first.run_id])[0]["n"] == 12
+
+
+def test_bundled_campaign_validates_runs_offline_and_names_its_command(repo, shared, tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("LSREP_LME_JUDGE_BASE_URL", raising=False)
+    campaign = repo / "campaigns" / "longmemeval.toml"
+    assert main(["validate", str(campaign)]) == 0
+    out = capsys.readouterr().out
+    assert "LongMemEval campaign 'longmemeval': 6 condition(s)" in out and "lsrep longmemeval --campaign" in out
+    assert main(["run", str(campaign)]) != 0
+    assert "run it with `lsrep longmemeval --campaign" in capsys.readouterr().err
+    store = tmp_path / "b.sqlite"
+    assert main(["longmemeval", "--campaign", str(campaign), "--data", str(_fragment(shared)), "--store",
+                 str(store), "--report", str(tmp_path / "rep"), "--export", str(tmp_path / "exp")]) == 0
+    out = capsys.readouterr().out
+    assert "not LongMemEval's official judge" in out
+    rs = RunStore(store)
+    run_id = rs.latest_run()
+    turns = {(r["trajectory"], r["session_id"]) for r in rs.rows("select trajectory, session_id from turns")}
+    single = {t for t, s in turns if t.endswith("-single")}
+    assert single and all((t, "s1") in turns for t in single)  # one conversation for that condition
+    assert {s for t, s in turns if not t.endswith("-single")} >= {"s001", "s002"}  # sessions kept elsewhere
+    assert rs.rows("select count(*) n from turns where content is not null")[0]["n"] == 0  # text stays in the input
+    report = build_report(rs, run_id)
+    for section in report.sections:  # no empty section
+        assert section.blocks, section.id
+    assert (tmp_path / "exp" / "ice" / "retrieval.jsonl").exists()
+
+
+def test_official_judge_joins_when_its_endpoint_is_configured(repo, shared, monkeypatch):
+    from lsrep.longmemeval import load_longmemeval_spec
+
+    campaign = repo / "campaigns" / "longmemeval.toml"
+    monkeypatch.delenv("LSREP_LME_JUDGE_BASE_URL", raising=False)
+    spec, _ = load_longmemeval_spec(campaign, _fragment(shared))
+    assert spec.judges == ()
+    monkeypatch.setenv("LSREP_LME_JUDGE_BASE_URL", "http://127.0.0.1:9/v1")
+    spec, _ = load_longmemeval_spec(campaign, _fragment(shared))
+    (judge,) = spec.judges
+    assert (judge.kind, judge.name, judge.endpoint.model) == ("longmemeval", "gpt-4o", "gpt-4o-2024-08-06")
+
+
+def test_or_answers_become_aliases_the_deterministic_judge_accepts(shared, tmp_path):
+    from lsrep.judge.deterministic import judge_deterministic
+    from lsrep.judge.verdict import JudgeCase, VersionView
+    from lsrep.probes.longmemeval import iter_longmemeval
+
+    item = next(i for i in iter_longmemeval(_fragment(shared)) if i.question_id == "6a1eabeb")
+    (version,) = item.probe.references
+    assert version.answer == "25 minutes and 50 seconds (or 25:50)"  # the official judge sees it whole
+    assert version.aliases == ("25 minutes and 50 seconds", "25:50")
+    view = VersionView(answer=version.answer, aliases=version.aliases, valid_from=version.valid_from)
+    case = JudgeCase(question=item.probe.question, answer="My best time is 25:50.", kind="current",
+                     expect_abstain=False, in_force=(view,))
+    assert judge_deterministic(case).correct
