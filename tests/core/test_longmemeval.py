@@ -120,9 +120,10 @@ def test_official_judge_joins_when_its_endpoint_is_configured(repo, shared, monk
 
 
 def test_or_answers_become_aliases_the_deterministic_judge_accepts(shared, tmp_path):
+    from lsrep.probes.longmemeval import iter_longmemeval
+
     from lsrep.judge.deterministic import judge_deterministic
     from lsrep.judge.verdict import JudgeCase, VersionView
-    from lsrep.probes.longmemeval import iter_longmemeval
 
     item = next(i for i in iter_longmemeval(_fragment(shared)) if i.question_id == "6a1eabeb")
     (version,) = item.probe.references
