@@ -369,6 +369,7 @@ def question_rows(result: UnitResult, position: int, item: Any) -> list[dict[str
             "obs_id": obs["obs_id"], "run_id": obs["run_id"], "condition": obs["condition"],
             "position": position, "question_id": item.question_id, "question_type": item.question_type,
             "answer": item.gold.answer, "n_corpus": len(item.gold.corpus_ids),
+            "user_target": int(item.gold.user_target),
             "ranked": json.dumps([item.gold.corpus_ids[i] for i in ranking]),
             "metrics": json.dumps(retrieval_metrics(ranking, item.gold.corpus_ids), sort_keys=True),
         })

@@ -17,6 +17,12 @@ Per condition, in ``out_dir/<condition>/``:
   (the haystack itself is left out). Texts are read back from the input file.
 - ``metrics.json``: the official QA metrics (from the official judge when one ran,
   else the deterministic one, named in ``qa_judge``) and retrieval averages.
+
+Two official retrieval averages exist. ``print_retrieval_metrics.py`` (the script
+that reads retrieval logs) leaves out ``_abs`` questions only: that is ``retrieval``,
+the one LSREP prints and reports. ``run_retrieval.py``'s own summary also leaves out
+questions with no user turn marked ``has_answer`` (answers only in assistant turns,
+where the turn-level corpus has no correct item): that is ``retrieval_user_target``.
 """
 
 from __future__ import annotations
@@ -85,8 +91,9 @@ def metrics_by_condition(store: RunStore, run_id: str) -> dict[str, dict[str, An
             triples.append((r["question_id"], r["question_type"], bool(label["correct"])))
         qa = qa_metrics(triples)
         retrieval = average_retrieval((r["question_id"], json.loads(r["metrics"])) for r in rows)
+        targeted = average_retrieval((r["question_id"], json.loads(r["metrics"])) for r in rows if r["user_target"])
         out[cond] = {"qa_judge": judge, "official_judge": judge != DETERMINISTIC, "unlabelled": unlabelled,
-                     **qa, "retrieval": retrieval}
+                     **qa, "retrieval": retrieval, "retrieval_user_target": targeted}
     return out
 
 
@@ -115,8 +122,8 @@ def print_tables(store: RunStore, run_id: str) -> None:
     print("per type: accuracy (questions); _abs questions count in their type and in abstention.")
     print()
     n = next(iter(metrics.values()))["retrieval"]["n"]
-    print(f"retrieval (official definitions; ranking = the order each system returned its context; "
-          f"{n} non-_abs questions):")
+    print(f"retrieval (official definitions as print_retrieval_metrics.py; ranking = the order each system "
+          f"returned its context; {n} non-_abs questions):")
     names = [f"session {x}" for x in SESSION_SHOWN] + [f"turn {x}" for x in TURN_SHOWN]
     header = f"{'condition':<{width}}" + "".join(f"{x:>22}" for x in names)
     print(header)
@@ -125,6 +132,10 @@ def print_tables(store: RunStore, run_id: str) -> None:
         r = m["retrieval"]
         values = [r["session"].get(x) for x in SESSION_SHOWN] + [r["turn"].get(x) for x in TURN_SHOWN]
         print(f"{cond:<{width}}" + "".join(f"{fmt(v):>22}" for v in values))
+    first = next(iter(metrics.values()))
+    print(f"({first['retrieval']['n'] - first['retrieval_user_target']['n']} of them have no has_answer user turn: "
+          "recall_all 1.0, ndcg 0 by the official definitions; run_retrieval.py's own summary leaves them out "
+          "— metrics.json `retrieval_user_target`.)")
 
 
 def qa_judge_note(judge: str) -> str:

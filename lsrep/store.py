@@ -178,7 +178,8 @@ def m006_longmemeval(db: sqlite_utils.Database) -> None:
     db["lme_questions"].create(
         {
             "obs_id": str, "run_id": str, "condition": str, "position": int, "question_id": str,
-            "question_type": str, "answer": str, "n_corpus": int, "ranked": str, "metrics": str,
+            "question_type": str, "answer": str, "n_corpus": int, "user_target": int, "ranked": str,
+            "metrics": str,
         },
         pk="obs_id",
     )

@@ -95,6 +95,8 @@ class GoldLabels(BaseModel):
     """Official turn-level corpus ids (user turns, haystack file order)."""
     corpus_turns: tuple[str, ...] = ()
     """The trajectory turn id of each corpus item (same order)."""
+    user_target: bool = False
+    """Some user turn has ``has_answer``: the official run_retrieval.py averages only such questions."""
 
 
 @dataclass(frozen=True)
@@ -248,6 +250,7 @@ def item_from_record(record: dict[str, Any]) -> LongMemEvalItem:
         session_id_map=session_map,
         corpus_ids=tuple(c[2] for c in sorted(corpus)),
         corpus_turns=tuple(c[3] for c in sorted(corpus)),
+        user_target=any(t in evidence for t in (c[3] for c in corpus)),
     )
     question_type = str(record["question_type"])
     return LongMemEvalItem(

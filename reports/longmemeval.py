@@ -88,5 +88,7 @@ def official_section(ctx: Context) -> Section:
              "first mention wins); turns it did not return are unranked. Corpus = the haystack's user turns "
              "with official ids; _abs questions are left out. Session level follows the official "
              "turn-to-session conversion. A question whose answer sits only in assistant turns has no correct "
-             "user turn: the official recall_all counts it as 1.0 and ndcg_any as 0.",))),
+             "user turn: the official recall_all counts it as 1.0 and ndcg_any as 0 (print_retrieval_metrics.py keeps "
+             "such questions, as here; run_retrieval.py's own summary leaves them out: metrics.json "
+             "`retrieval_user_target`).",))),
     )
