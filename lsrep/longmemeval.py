@@ -246,6 +246,7 @@ def run_longmemeval(spec: LongMemEvalSpec, *, source: Path | None = None, execut
     done = store.finished_units(run_id)
     counts = {"questions": 0, "run": 0, "failed": 0}
     gold_by_unit: dict[str, tuple[int, Any]] = {}
+    pending_turns: dict[str, list[dict[str, Any]]] = {}
 
     def tasks() -> Iterator[UnitTask]:
         for position, item in enumerate(select_items(spec)):
@@ -265,7 +266,10 @@ def run_longmemeval(spec: LongMemEvalSpec, *, source: Path | None = None, execut
                         trajectory = trajectory.model_copy(update={"trajectory_id": trajectory_id})
                     plan = plan_replay(trajectory, schedule, probes)
                     built[mode] = (trajectory, plan, plan.digest())
-                    store.write_turns(run_id, trajectory_id, _turn_rows(run_id, trajectory, plan))
+                    if not store.rows("select 1 from turns where run_id = ? and trajectory = ? limit 1",
+                                      [run_id, trajectory_id]):
+                        # Stored with the first unit of this trajectory to land, in its transaction.
+                        pending_turns[trajectory_id] = _turn_rows(run_id, trajectory, plan)
                 trajectory, plan, digest = built[mode]
                 gold_by_unit[unit_id] = (position, item)
                 yield UnitTask(
@@ -285,6 +289,9 @@ def run_longmemeval(spec: LongMemEvalSpec, *, source: Path | None = None, execut
     for result in executor.run(tasks()):
         position, item = gold_by_unit.pop(result.unit["unit_id"])
         result.tables["lme_questions"] = question_rows(result, position, item)
+        turns = pending_turns.pop(result.unit["trajectory"], None)
+        if turns:
+            result.tables["turns"] = turns
         for jspec, judge in judges:
             rows, calls = judge_observations(
                 jspec.name, judge, result.tables.get("observations", []),

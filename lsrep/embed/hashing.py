@@ -9,7 +9,6 @@ vectors.
 from __future__ import annotations
 
 import hashlib
-from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
 
@@ -34,15 +33,57 @@ class HashingEmbedder:
         if not norm_text:
             return np.zeros(self.dim, dtype=np.float64)
         padded = f"  {norm_text}  "
-        counts = Counter(padded[i : i + 3] for i in range(len(padded) - 2))
-        buckets = np.empty(len(counts), dtype=np.int64)
-        weights = np.empty(len(counts), dtype=np.float64)
-        for k, (trigram, n) in enumerate(counts.items()):
-            bucket, sign = _bucket(trigram, self.dim)
-            buckets[k], weights[k] = bucket, sign * n
-        vec = np.bincount(buckets, weights=weights, minlength=self.dim)
+        # Vectorised over trigrams: each is keyed by its three code points and looked up in a
+        # sorted table of (key -> signed bucket) that grows as new trigrams appear (SHA-1 only
+        # for those). Each occurrence adds +-1, so the float sums are exact integers: equal to
+        # adding sign * count per distinct trigram.
+        points = np.frombuffer(padded.encode("utf-32-le"), dtype=np.uint32).astype(np.int64)
+        keys = (points[:-2] << 42) | (points[1:-1] << 21) | points[2:]
+        codes = _table(self.dim).codes(keys)
+        vec = np.bincount(codes >> 1, weights=1.0 - 2.0 * (codes & 1), minlength=self.dim)
         length = float(np.linalg.norm(vec))
         return vec / length if length > 0 else vec
+
+
+class _TrigramTable:
+    """Sorted trigram keys and their codes (bucket * 2, plus 1 where the sign is negative).
+
+    Keys and codes are swapped in together as one tuple, so a thread reading while another
+    adds trigrams sees either the old table or the new one.
+    """
+
+    def __init__(self, dim: int) -> None:
+        self.dim = dim
+        self.data = (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64))
+
+    def codes(self, keys: np.ndarray) -> np.ndarray:
+        table, values = self.data
+        at = np.searchsorted(table, keys)
+        found = at < len(table)
+        found[found] = table[at[found]] == keys[found]
+        if not found.all():
+            missing = np.unique(keys[~found])
+            new = np.array([_code(_trigram(int(k)), self.dim) for k in missing.tolist()], dtype=np.int64)
+            merged = np.concatenate([table, missing])
+            order = np.argsort(merged, kind="stable")
+            table, values = merged[order], np.concatenate([values, new])[order]
+            self.data = (table, values)
+            at = np.searchsorted(table, keys)
+        return values[at]
+
+
+def _trigram(key: int) -> str:
+    return chr(key >> 42) + chr((key >> 21) & 0x1FFFFF) + chr(key & 0x1FFFFF)
+
+
+def _code(trigram: str, dim: int) -> int:
+    bucket, sign = _bucket(trigram, dim)
+    return bucket * 2 + (1 if sign < 0 else 0)
+
+
+@lru_cache(maxsize=16)
+def _table(dim: int) -> _TrigramTable:
+    return _TrigramTable(dim)
 
 
 @lru_cache(maxsize=200_000)
