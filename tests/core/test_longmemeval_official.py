@@ -57,7 +57,9 @@ def judge_reply(request: ReceivedRequest) -> str:
     answer = prompt.split(slot, 1)[1].split("\n\nModel Response: ", 1)[0]
     words = [w for w in _norm(answer).split() if len(w) > 2] or _norm(answer).split()
     hit = sum(f" {w} " in _norm(response) for w in words)
-    return "yes" if words and hit * 2 >= len(words) else "No, it is not."
+    # Replies worded as models word them: the official rule reads "yes" anywhere in the reply.
+    yes = ("yes", "Yes.", "The model response is correct, so: yes")
+    return yes[len(prompt) % 3] if words and hit * 2 >= len(words) else ("No.", "no")[len(prompt) % 2]
 
 
 def _official_corpus(record: dict) -> list[str]:
