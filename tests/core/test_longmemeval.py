@@ -104,6 +104,12 @@ def test_bundled_campaign_validates_runs_offline_and_names_its_command(repo, sha
     for section in report.sections:  # no empty section
         assert section.blocks, section.id
     assert (tmp_path / "exp" / "ice" / "retrieval.jsonl").exists()
+    # The same files later, from the store alone (texts read back from the input file).
+    assert main(["export", "--store", str(store), "--format", "longmemeval", "-o", str(tmp_path / "again")]) == 0
+    for name in ("hypotheses.jsonl", "retrieval.jsonl", "metrics.json"):
+        assert (tmp_path / "again" / "ice" / name).read_bytes() == (tmp_path / "exp" / "ice" / name).read_bytes()
+    entry = json.loads((tmp_path / "again" / "ice" / "retrieval.jsonl").read_text().splitlines()[0])
+    assert entry["retrieval_results"]["ranked_items"][0]["corpus_id"].startswith(("answer_", "noans_"))
 
 
 def test_official_judge_joins_when_its_endpoint_is_configured(repo, shared, monkeypatch):
