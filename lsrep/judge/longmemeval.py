@@ -25,6 +25,8 @@ from lsrep.llm.client import LLMClient
 
 OFFICIAL_COMMIT = "9e0b455"
 """The official repository commit whose prompts these are."""
+NO_EXPLANATION = "The conversation history does not contain this information."
+"""The explanation shown for an abstention probe that has none (outside LongMemEval data)."""
 TEMPERATURE = 0.0
 MAX_TOKENS = 10
 
@@ -91,15 +93,15 @@ TEMPLATES: dict[str, str] = {
 
 def official_prompt(question_type: str, question: str, answer: str, response: str,
                     abstention: bool = False) -> str:
-    """The prompt `evaluate_qa.py` builds (an unknown type is an error there too)."""
+    """The prompt `evaluate_qa.py` builds.
+
+    A type LongMemEval does not have (an ordinary campaign's category, or none) gets the
+    default template, which the official script would refuse (NotImplementedError); every
+    question of a LongMemEval file has one of the six types.
+    """
     if abstention:
         return ABSTENTION.format(question, answer, response)
-    try:
-        template = TEMPLATES[question_type]
-    except KeyError:
-        raise JudgeError("unknown_question_type",
-                         f"LongMemEval has no judge prompt for question type {question_type!r}") from None
-    return template.format(question, answer, response)
+    return TEMPLATES.get(question_type, DEFAULT).format(question, answer, response)
 
 
 def official_label(reply: str) -> bool:
@@ -148,11 +150,17 @@ class OfficialLongMemEvalJudge(ModelJudge):
         return case.expect_abstain or case.kind == "abstention"
 
     def messages(self, case: JudgeCase) -> list[dict[str, str]]:
-        if not case.in_force:
-            raise JudgeError("no_reference", "the official LongMemEval judge needs the answer (or, for "
-                             "abstention questions, the explanation) as the version in force")
-        prompt = official_prompt(case.category or "", case.question, case.in_force[0].answer, case.answer,
-                                 abstention=self.is_abstention(case))
+        abstention = self.is_abstention(case)
+        if case.in_force:
+            # LongMemEval gives one answer; several versions in force (an evolution probe of an
+            # ordinary campaign) are shown together.
+            answer = "; ".join(v.answer for v in case.in_force)
+        elif abstention:
+            answer = NO_EXPLANATION  # an ordinary campaign's abstention probe carries no explanation
+        else:
+            raise JudgeError("no_reference", "the official LongMemEval judge needs the answer as the "
+                             "version in force")
+        prompt = official_prompt(case.category or "", case.question, answer, case.answer, abstention=abstention)
         return [{"role": "user", "content": prompt}]
 
     def read(self, case: JudgeCase, text: str) -> Verdict:
