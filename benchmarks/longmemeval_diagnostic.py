@@ -78,7 +78,12 @@ def measure(cmd: list[str], *, cwd: Path | None = None, env: dict[str, str] | No
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     peak_tree = peak_one = 0
-    while proc.poll() is None:
+    usage = None
+    while True:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            break
         tree, todo, total = _children(), [proc.pid], 0
         while todo:
             pid = todo.pop()
@@ -92,16 +97,18 @@ def measure(cmd: list[str], *, cwd: Path | None = None, env: dict[str, str] | No
     wall = time.perf_counter() - start
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{err[-3000:]}")
-    return {"wall_s": wall, "tree_mb": peak_tree / 1024, "max_proc_mb": peak_one / 1024, "load": load,
-            "stdout": out}
+    # CPU seconds of the whole tree (waited-for workers included): comparable under any machine load.
+    cpu = usage.ru_utime + usage.ru_stime
+    return {"wall_s": wall, "cpu_s": cpu, "tree_mb": peak_tree / 1024, "max_proc_mb": peak_one / 1024,
+            "load": load, "stdout": out}
 
 
-def lsrep_run(data: Path, store: Path) -> dict:
+def lsrep_run(data: Path, store: Path, workers: int | None = None) -> dict:
     for suffix in ("", "-wal", "-shm"):
         Path(str(store) + suffix).unlink(missing_ok=True)
     exe = Path(sys.executable).with_name("lsrep")
     r = measure([str(exe), "longmemeval", "--systems", "vector-rag", "--data", str(data), "--store", str(store),
-                 "--fresh"])
+                 "--fresh", *(["--workers", str(workers)] if workers else [])])
     r["store_mb"] = sum(Path(str(store) + s).stat().st_size for s in ("", "-wal") if Path(str(store) + s).exists()) / 2**20
     return r
 
@@ -154,6 +161,7 @@ def main() -> None:
     parser.add_argument("--m-questions", type=int, default=10, help="M-shaped check: questions (0: skip)")
     parser.add_argument("--m-sessions", type=int, default=500, help="M-shaped check: sessions per question")
     parser.add_argument("--tmp", type=Path, help="working folder (default: a temporary one)")
+    parser.add_argument("--workers", type=int, help="pass --workers to lsrep (default: its default)")
     args = parser.parse_args()
     from lsrep.probes.generator import generate_longmemeval_file
 
@@ -165,21 +173,23 @@ def main() -> None:
         print(f"file: {data.name}, {size_mb:.0f} MiB; {os.cpu_count()} cores")
         mine, theirs = [], []
         for _ in range(args.repeat):
-            mine.append(lsrep_run(data, tmp / "store.sqlite"))
+            mine.append(lsrep_run(data, tmp / "store.sqlite", args.workers))
             if args.official:
                 theirs.append(official_run(args.official, data, tmp))
         for r in mine:
-            print(f"lsrep      wall {r['wall_s']:7.1f} s  tree RSS {r['tree_mb']:6.0f} MB  largest process "
+            print(f"lsrep      wall {r['wall_s']:7.1f} s  CPU {r['cpu_s']:7.1f} s  tree RSS {r['tree_mb']:6.0f} MB  largest process "
                   f"{r['max_proc_mb']:6.0f} MB  store {r['store_mb']:6.1f} MiB ({r['store_mb'] / size_mb:.2f}x the "
                   f"input)  load at start {r['load']:.1f}")
         for r in theirs:
-            print(f"official   wall {r['wall_s']:7.1f} s  tree RSS {r['tree_mb']:6.0f} MB  largest process "
+            print(f"official   wall {r['wall_s']:7.1f} s  CPU {r['cpu_s']:7.1f} s  tree RSS {r['tree_mb']:6.0f} MB  largest process "
                   f"{r['max_proc_mb']:6.0f} MB  load at start {r['load']:.1f}")
         print(f"lsrep wall: {spread([r['wall_s'] for r in mine])} s")
         if theirs:
             print(f"official wall: {spread([r['wall_s'] for r in theirs])} s")
             ratios = [m["wall_s"] / t["wall_s"] for m, t in zip(mine, theirs, strict=True)]
             print(f"wall ratio lsrep/official (paired runs): {spread(ratios)}")
+            cpu = [m["cpu_s"] / t["cpu_s"] for m, t in zip(mine, theirs, strict=True)]
+            print(f"CPU ratio lsrep/official (paired runs): {spread(cpu)}")
             print(f"corpus ids equal to the official ones for {check_corpus_ids(theirs[-1]['log'], data)} questions")
         if args.m_questions:
             m_data = generate_longmemeval_file(tmp / "lme_m.json", n_questions=args.m_questions,
