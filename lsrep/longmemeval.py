@@ -155,7 +155,11 @@ def validate_longmemeval_campaign(path: Path) -> str:
                                        "schedule": schedule})
     validate_campaign(_as_campaign(resolved, path))
     modes = sorted({spec.conversation_of(c) for c in spec.conditions})
-    judges = ", ".join(f"{j.name} ({j.kind})" for j in spec.judges) or "deterministic only"
+    judges = ", ".join(["deterministic", *(f"{j.name} ({j.kind})" for j in spec.judges)])
+    if spec.official_judge is not None:
+        official = spec.official_judge
+        judges += (f", {official.name} (official longmemeval judge, {official.model}) when "
+                   f"{official.base_url_env} is set")
     where = f"data {data}" if data else "data from --data"
     return (f"LongMemEval campaign {spec.name!r}: {len(spec.conditions)} condition(s), conversation "
             f"{'/'.join(modes)}, judges: {judges}; {where}; run it with "
@@ -309,14 +313,15 @@ def run_longmemeval(spec: LongMemEvalSpec, *, source: Path | None = None, execut
 
 MEMORY_BUDGET_MB = 300
 """Default memory budget of a diagnostic: the driver plus its worker processes."""
-_DRIVER_MB, _WORKER_MB = 100, 100
+_DRIVER_MB, _WORKER_MB = 130, 110
 
 
 def default_workers(memory_mb: int = MEMORY_BUDGET_MB) -> int:
     """Worker processes by default: the cores not already busy (1-minute load), capped by memory.
 
-    Each worker holds one question's replay (~100 MB with its imports), the driver as much;
-    1 means in-process.
+    Measured at S scale (benchmarks/longmemeval_diagnostic.py): the driver peaks near 120 MB
+    and each worker near 105 MB, so the 300 MB default leaves one process (in-process, peak
+    ~200 MB); `--memory-mb 400` allows two workers where two cores are free.
     """
     try:
         cores = len(os.sched_getaffinity(0))

@@ -37,7 +37,9 @@ def register(sub, command) -> None:
     sp.add_argument("--questions", help="comma-separated question ids to run")
     sp.add_argument("--executor", default="auto", choices=["auto", "in-process", "process", "ray"])
     sp.add_argument("--workers", type=int, default=None,
-                    help="worker processes (default: the free cores, capped by memory)")
+                    help="worker processes (default: the free cores, capped by --memory-mb)")
+    sp.add_argument("--memory-mb", type=int, default=300,
+                    help="memory budget that caps the default number of workers (default 300)")
     sp.add_argument("--address", default=None)
     sp.add_argument("--fresh", action="store_true")
     sp.add_argument("--report", help="also write the report to this folder")
@@ -103,7 +105,7 @@ def cmd_longmemeval(args) -> int:
     spec = spec.model_copy(update=update)
     from lsrep.longmemeval import default_workers
 
-    workers = args.workers if args.workers is not None else default_workers()
+    workers = args.workers if args.workers is not None else default_workers(args.memory_mb)
     outcome = run_longmemeval(spec, source=source, executor=make_executor(args.executor, workers, args.address),
                               fresh=args.fresh, progress=sys.stderr.isatty())
     verb = "resumed" if outcome.resumed else "ran"
