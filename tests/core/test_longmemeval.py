@@ -139,3 +139,19 @@ def test_or_answers_become_aliases_the_deterministic_judge_accepts(shared, tmp_p
     case = JudgeCase(question=item.probe.question, answer="My best time is 25:50.", kind="current",
                      expect_abstain=False, in_force=(view,))
     assert judge_deterministic(case).correct
+
+
+def test_worker_processes_give_the_same_official_files(tmp_path):
+    from lsrep.executors import make_executor
+    from lsrep.longmemeval_export import export_longmemeval
+
+    data = generate_longmemeval_file(tmp_path / "g.json", n_questions=6, sessions_per_question=4, seed=2,
+                                     turns_per_session=4, turn_tokens=30)
+    out = {}
+    for workers in (1, 2):
+        spec = spec_from_systems(["vector-rag", "null"], data, store=tmp_path / f"w{workers}.sqlite")
+        outcome = run_longmemeval(spec, executor=make_executor("auto", workers))
+        export_longmemeval(RunStore(outcome.store_path), outcome.run_id, tmp_path / f"exp{workers}")
+        out[workers] = {p.relative_to(tmp_path / f"exp{workers}"): p.read_bytes()
+                        for p in sorted((tmp_path / f"exp{workers}").rglob("*")) if p.is_file()}
+    assert out[1] == out[2] and len(out[1]) == 6
