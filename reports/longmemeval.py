@@ -37,6 +37,17 @@ def diagnostic_sections(ctx: Context, sections: tuple[Section, ...]) -> tuple[Se
                               blocks=tuple(b for b in section.blocks if not isinstance(b, Figure)))
         if section.id == "evidence" and not any(o["evidence_recall"] is not None for o in ctx.data.observations):
             continue
+        if section.id == "categories" and one_checkpoint:
+            section = replace(section, blocks=tuple(
+                b for b in section.blocks if getattr(b, "caption", "") != "Accuracy by category over checkpoints"))
+        if section.id == "examples":
+            # LongMemEval references have one version: no answer can be stale or from the future.
+            section = replace(section, blocks=tuple(
+                b for b in section.blocks
+                if not (getattr(b, "caption", "").startswith("Stale and future answers") and not b.rows)))
+        if section.id == "manifest":
+            section = replace(section, blocks=tuple(
+                _plans(ctx) if getattr(b, "caption", "") == "Replay plans" else b for b in section.blocks))
         if section.id == "consolidation" and not ctx.data.maintenance:
             # No maintenance ran, and recall latency would count from the haystack's first turn
             # (LongMemEval gives no turn where an answer became true): nothing to show.
@@ -45,6 +56,18 @@ def diagnostic_sections(ctx: Context, sections: tuple[Section, ...]) -> tuple[Se
         if section.id == "headline" and ctx.store is not None:
             out.append(official_section(ctx))
     return tuple(out)
+
+
+def _plans(ctx: Context) -> Table:
+    """Replay plans are per question here (one per unit, in the units table): counted per condition."""
+    by: dict[str, list[dict]] = {}
+    for unit in ctx.data.units:
+        by.setdefault(unit["condition"], []).append(unit)
+    rows = tuple({"condition": c, "units": len(by.get(c, [])),
+                  "plans": len({u["plan_digest"] for u in by.get(c, [])})} for c in ctx.conditions)
+    return Table((Column("condition", "Condition", "condition"), Column("units", "Units (questions)", "int"),
+                  Column("plans", "Distinct plan digests", "int")), rows, caption="Replay plans",
+                 notes=("One replay plan per question; each unit's plan digest is in the store's `units` table.",))
 
 
 def official_section(ctx: Context) -> Section:

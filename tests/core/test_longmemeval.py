@@ -101,8 +101,13 @@ def test_bundled_campaign_validates_runs_offline_and_names_its_command(repo, sha
     assert {s for t, s in turns if not t.endswith("-single")} >= {"s001", "s002"}  # sessions kept elsewhere
     assert rs.rows("select count(*) n from turns where content is not null")[0]["n"] == 0  # text stays in the input
     report = build_report(rs, run_id)
-    for section in report.sections:  # no empty section
+    for section in report.sections:  # no empty section, no over-time views of one checkpoint
         assert section.blocks, section.id
+        for block in section.blocks:
+            caption = getattr(block, "caption", "")
+            assert "over checkpoints" not in caption and not caption.startswith("Stale and future"), caption
+            if hasattr(block, "rows") and section.id not in ("failures", "examples"):  # "none" is news there
+                assert block.rows, (section.id, caption)
     assert (tmp_path / "exp" / "ice" / "retrieval.jsonl").exists()
     # The same files later, from the store alone (texts read back from the input file).
     assert main(["export", "--store", str(store), "--format", "longmemeval", "-o", str(tmp_path / "again")]) == 0
