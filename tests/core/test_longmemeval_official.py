@@ -87,7 +87,6 @@ def _floats(text: str) -> dict[str, float]:
     return {k: float(v) for k, v in re.findall(r"([a-z_]+@\d+) = ([0-9.]+)", text)}
 
 
-@pytest.mark.slow
 def test_official_scripts_agree_with_lsrep_on_its_exports(shared, tmp_path, monkeypatch):
     ref = _reference(shared)
     data = generate_longmemeval_file(tmp_path / "lme.json", n_questions=60, sessions_per_question=5, seed=3,
