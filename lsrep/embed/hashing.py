@@ -37,9 +37,16 @@ class HashingEmbedder:
         # sorted table of (key -> signed bucket) that grows as new trigrams appear (SHA-1 only
         # for those). Each occurrence adds +-1, so the float sums are exact integers: equal to
         # adding sign * count per distinct trigram.
-        points = np.frombuffer(padded.encode("utf-32-le"), dtype=np.uint32).astype(np.int64)
-        keys = (points[:-2] << 42) | (points[1:-1] << 21) | points[2:]
-        codes = _table(self.dim).codes(keys)
+        table = _table(self.dim)
+        ascii_text = padded.isascii()
+        points = np.frombuffer(padded.encode("ascii" if ascii_text else "utf-32-le"),
+                               dtype=np.uint8 if ascii_text else np.uint32)
+        if ascii_text:  # the common case: a direct table indexed by the three 7-bit codes
+            points = points.astype(np.int32)
+            codes = table.ascii_codes((points[:-2] << 14) | (points[1:-1] << 7) | points[2:])
+        else:
+            points = points.astype(np.int64)
+            codes = table.codes((points[:-2] << 42) | (points[1:-1] << 21) | points[2:])
         vec = np.bincount(codes >> 1, weights=1.0 - 2.0 * (codes & 1), minlength=self.dim)
         length = float(np.linalg.norm(vec))
         return vec / length if length > 0 else vec
@@ -55,6 +62,17 @@ class _TrigramTable:
     def __init__(self, dim: int) -> None:
         self.dim = dim
         self.data = (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64))
+        # ASCII trigrams, code + 1 (0: not computed yet); zero pages stay unallocated until used.
+        self.direct = np.zeros(1 << 21, dtype=np.int64)
+
+    def ascii_codes(self, keys: np.ndarray) -> np.ndarray:
+        codes = self.direct[keys]
+        unknown = codes == 0
+        if unknown.any():
+            for k in np.unique(keys[unknown]).tolist():  # idempotent writes: safe across threads
+                self.direct[k] = 1 + _code(chr(k >> 14) + chr((k >> 7) & 0x7F) + chr(k & 0x7F), self.dim)
+            codes = self.direct[keys]
+        return codes - 1
 
     def codes(self, keys: np.ndarray) -> np.ndarray:
         table, values = self.data

@@ -28,8 +28,11 @@ def test_vectors_equal_the_per_trigram_definition_across_scripts_and_sizes():
     rng = random.Random(5)
     alphabet = "abc DEF xyz\u00e9\u00df\u4e2d\u0130\U0001F600\U00010348 \t\n.,"
     embedders = [HashingEmbedder(16), HashingEmbedder(512)]
-    texts = ["", "   ", "a", "ab", "Hello, World"] + [
-        "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 80))) for _ in range(1500)]
+    ascii_only = "abcdefXYZ 0123~\t\n.,;!?'\"{}"
+    texts = ["", "   ", "a", "ab", "Hello, World", "\x7f\x01~ z"] + [
+        "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 80))) for _ in range(1500)] + [
+        "".join(rng.choice(ascii_only) for _ in range(rng.randint(0, 300))) for _ in range(1500)]
+    assert sum(t.isascii() for t in texts) > 1500 and sum(not t.isascii() for t in texts) > 1000
     for embedder in embedders:
         got = embedder.embed(texts)
         for row, text in zip(got, texts, strict=True):
