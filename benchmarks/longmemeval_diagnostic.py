@@ -1,44 +1,154 @@
-"""LongMemEval diagnostic at S scale: wall time and peak memory (issue 5's benchmark).
+"""LongMemEval diagnostic at S and M scale: wall time, peak memory and store size (issue 18's figures).
 
     python benchmarks/longmemeval_diagnostic.py [--questions 500] [--sessions 50] [--file PATH]
+        [--official DIR] [--repeat 1] [--m-questions 10] [--m-sessions 500]
 
-Generates a LongMemEval-schema file at S scale (or uses --file), then measures in
-separate processes (so peaks do not mix): the streaming loader alone, and the whole
-diagnostic with `vector-rag` and the offline answerer and judge. Prints wall time,
-peak RSS, and peak RSS as a multiple of the file size.
+Generates a LongMemEval-schema file at S scale (or uses --file) and runs `lsrep longmemeval
+--systems vector-rag` on it with default settings (default workers, offline answerer and
+judge), measuring wall time, the peak RSS of the whole process tree (driver + workers,
+sampled every 0.1 s; the largest single process too) and the store's size. With --official
+DIR (a checkout of xiaowu0162/LongMemEval), it runs the official retrieval script beside it
+on the same file, `src/retrieval/run_retrieval.py --retriever flat-bm25 --granularity turn`,
+measured the same way, alternating with LSREP's runs so both see the same machine load. That
+script imports torch, transformers, sentence-transformers, scikit-learn and nltk at module
+level but uses none of them for flat-bm25; where they are not installed the benchmark puts
+empty stand-ins for them on its PYTHONPATH (and `numpy.asfarray`, removed in numpy 2, which
+eval_utils.py calls), so the official BM25 path itself runs unchanged. It also checks that
+the official corpus ids of every question equal LSREP's. Then an M-shaped file
+(--m-sessions sessions per question) checks that memory stays bounded.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
-CHILD = r"""
-import json, resource, sys, time
-from pathlib import Path
-mode, data, store = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
-start = time.perf_counter()
-if mode == "loader":
-    from lsrep.probes.longmemeval import iter_longmemeval
-    n = sum(1 for _ in iter_longmemeval(data))
-    extra = {"questions": n}
-else:
-    from lsrep.longmemeval import run_longmemeval, spec_from_systems
-    out = run_longmemeval(spec_from_systems(["vector-rag"], data, store=store))
-    extra = {"questions": out.questions, "units": out.units_run, "failed": out.failed_units}
-wall = time.perf_counter() - start
-print(json.dumps({"wall_s": wall, "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, **extra}))
-"""
+STUBS = {
+    "torch/__init__.py": "from . import nn, utils  # noqa\nclass cuda:\n    @staticmethod\n"
+                         "    def device_count():\n        return 0\ndef device(*a, **k):\n    return None\n",
+    "torch/nn/__init__.py": "from . import functional  # noqa\n",
+    "torch/nn/functional.py": "",
+    "torch/utils/__init__.py": "from . import data  # noqa\n",
+    "torch/utils/data.py": "DataLoader = None\n",
+    "sentence_transformers.py": "SentenceTransformer = None\nutil = None\n",
+    "transformers.py": "AutoModel = None\nAutoTokenizer = None\n",
+    "sklearn/__init__.py": "",
+    "sklearn/preprocessing.py": "normalize = None\n",
+    "nltk.py": "sent_tokenize = None\n",
+    "sitecustomize.py": "import numpy\nif not hasattr(numpy, 'asfarray'):\n"
+                        "    numpy.asfarray = lambda a, dtype=float: numpy.asarray(a, dtype=dtype)\n",
+}
+HEAVY = ("torch", "transformers", "sentence_transformers", "sklearn", "nltk")
 
 
-def measure(mode: str, data: Path, store: Path) -> dict:
-    out = subprocess.run([sys.executable, "-c", CHILD, mode, str(data), str(store)], capture_output=True,
-                         text=True, check=True)
-    return json.loads(out.stdout.strip().splitlines()[-1])
+def _children() -> dict[int, list[int]]:
+    tree: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as fh:
+                    ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            tree.setdefault(ppid, []).append(int(entry))
+    return tree
+
+
+def _rss_kb(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            for line in fh:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def measure(cmd: list[str], *, cwd: Path | None = None, env: dict[str, str] | None = None) -> dict:
+    """Wall time and peak RSS (tree total and largest process) of a command."""
+    load = os.getloadavg()[0]
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    peak_tree = peak_one = 0
+    usage = None
+    while True:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            break
+        tree, todo, total = _children(), [proc.pid], 0
+        while todo:
+            pid = todo.pop()
+            rss = _rss_kb(pid)
+            total += rss
+            peak_one = max(peak_one, rss)
+            todo.extend(tree.get(pid, ()))
+        peak_tree = max(peak_tree, total)
+        time.sleep(0.1)
+    out, err = proc.communicate()
+    wall = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{err[-3000:]}")
+    # CPU seconds of the whole tree (waited-for workers included): comparable under any machine load.
+    cpu = usage.ru_utime + usage.ru_stime
+    return {"wall_s": wall, "cpu_s": cpu, "tree_mb": peak_tree / 1024, "max_proc_mb": peak_one / 1024,
+            "load": load, "stdout": out}
+
+
+def lsrep_run(data: Path, store: Path, workers: int | None = None) -> dict:
+    for suffix in ("", "-wal", "-shm"):
+        Path(str(store) + suffix).unlink(missing_ok=True)
+    exe = Path(sys.executable).with_name("lsrep")
+    r = measure([str(exe), "longmemeval", "--systems", "vector-rag", "--data", str(data), "--store", str(store),
+                 "--fresh", *(["--workers", str(workers)] if workers else [])])
+    r["store_mb"] = sum(Path(str(store) + s).stat().st_size for s in ("", "-wal") if Path(str(store) + s).exists()) / 2**20
+    return r
+
+
+def official_run(official: Path, data: Path, tmp: Path) -> dict:
+    stubs = tmp / "stubs"
+    import importlib.util
+
+    for rel, text in STUBS.items():
+        top = rel.split("/")[0].removesuffix(".py")
+        if top in HEAVY and importlib.util.find_spec(top) is not None:
+            continue  # the real package is installed: use it
+        path = stubs / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    out = tmp / "official-out"
+    out.mkdir(exist_ok=True)
+    env = {**os.environ, "PYTHONPATH": f"{stubs}{os.pathsep}{official}"}
+    r = measure([sys.executable, str(official / "src" / "retrieval" / "run_retrieval.py"), "--in_file", str(data),
+                 "--out_dir", str(out), "--retriever", "flat-bm25", "--granularity", "turn"], cwd=official, env=env)
+    r["log"] = next(out.iterdir())
+    return r
+
+
+def check_corpus_ids(log: Path, data: Path) -> int:
+    """Every question's official corpus ids (from the official retrieval log) equal LSREP's."""
+    from lsrep.probes.longmemeval import iter_json_records, iter_longmemeval
+
+    ours = {item.question_id: sorted(item.gold.corpus_ids) for item in iter_longmemeval(data)}
+    checked = 0
+    for _, _, entry in iter_json_records(log):
+        theirs = sorted(i["corpus_id"] for i in entry["retrieval_results"]["ranked_items"])
+        if theirs != ours[entry["question_id"]]:
+            raise SystemExit(f"corpus ids differ for {entry['question_id']}")
+        checked += 1
+    return checked
+
+
+def spread(values: list[float]) -> str:
+    return f"min {min(values):.1f} / median {statistics.median(values):.1f} / max {max(values):.1f}"
 
 
 def main() -> None:
@@ -46,21 +156,51 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=500)
     parser.add_argument("--sessions", type=int, default=50)
     parser.add_argument("--file", type=Path, help="an existing LongMemEval file instead of a generated one")
+    parser.add_argument("--official", type=Path, help="a checkout of the official LongMemEval repository")
+    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--m-questions", type=int, default=10, help="M-shaped check: questions (0: skip)")
+    parser.add_argument("--m-sessions", type=int, default=500, help="M-shaped check: sessions per question")
+    parser.add_argument("--tmp", type=Path, help="working folder (default: a temporary one)")
+    parser.add_argument("--workers", type=int, help="pass --workers to lsrep (default: its default)")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        data = args.file
-        if data is None:
-            from lsrep.probes.generator import generate_longmemeval_file
+    from lsrep.probes.generator import generate_longmemeval_file
 
-            data = generate_longmemeval_file(Path(tmp) / "lme_s.json", n_questions=args.questions,
-                                             sessions_per_question=args.sessions, seed=7)
+    with tempfile.TemporaryDirectory(dir=args.tmp) as tmp_name:
+        tmp = Path(tmp_name)
+        data = args.file or generate_longmemeval_file(tmp / "lme_s.json", n_questions=args.questions,
+                                                      sessions_per_question=args.sessions, seed=7)
         size_mb = data.stat().st_size / 2**20
-        print(f"file: {data.name}, {size_mb:.0f} MiB")
-        for mode in ("loader", "diagnostic"):
-            r = measure(mode, data, Path(tmp) / "store.sqlite")
-            extra = ", ".join(f"{k} {v}" for k, v in r.items() if k not in ("wall_s", "peak_rss_mb"))
-            print(f"{mode:<11} wall {r['wall_s']:7.1f} s   peak RSS {r['peak_rss_mb']:6.0f} MB "
-                  f"({r['peak_rss_mb'] / size_mb:.2f}x the file)   {extra}")
+        print(f"file: {data.name}, {size_mb:.0f} MiB; {os.cpu_count()} cores")
+        mine, theirs = [], []
+        for _ in range(args.repeat):
+            mine.append(lsrep_run(data, tmp / "store.sqlite", args.workers))
+            if args.official:
+                theirs.append(official_run(args.official, data, tmp))
+        for r in mine:
+            print(f"lsrep      wall {r['wall_s']:7.1f} s  CPU {r['cpu_s']:7.1f} s  tree RSS {r['tree_mb']:6.0f} MB  largest process "
+                  f"{r['max_proc_mb']:6.0f} MB  store {r['store_mb']:6.1f} MiB ({r['store_mb'] / size_mb:.2f}x the "
+                  f"input)  load at start {r['load']:.1f}")
+        for r in theirs:
+            print(f"official   wall {r['wall_s']:7.1f} s  CPU {r['cpu_s']:7.1f} s  tree RSS {r['tree_mb']:6.0f} MB  largest process "
+                  f"{r['max_proc_mb']:6.0f} MB  load at start {r['load']:.1f}")
+        print(f"lsrep wall: {spread([r['wall_s'] for r in mine])} s")
+        if theirs:
+            print(f"official wall: {spread([r['wall_s'] for r in theirs])} s")
+            ratios = [m["wall_s"] / t["wall_s"] for m, t in zip(mine, theirs, strict=True)]
+            print(f"wall ratio lsrep/official (paired runs): {spread(ratios)}")
+            cpu = [m["cpu_s"] / t["cpu_s"] for m, t in zip(mine, theirs, strict=True)]
+            print(f"CPU ratio lsrep/official (paired runs): {spread(cpu)}")
+            print(f"corpus ids equal to the official ones for {check_corpus_ids(theirs[-1]['log'], data)} questions")
+        if args.m_questions:
+            m_data = generate_longmemeval_file(tmp / "lme_m.json", n_questions=args.m_questions,
+                                               sessions_per_question=args.m_sessions, seed=8)
+            r = lsrep_run(m_data, tmp / "store_m.sqlite")
+            print(f"M-shaped ({args.m_questions} questions x {args.m_sessions} sessions, "
+                  f"{m_data.stat().st_size / 2**20:.0f} MiB): wall {r['wall_s']:.1f} s  tree RSS {r['tree_mb']:.0f} MB  "
+                  f"largest process {r['max_proc_mb']:.0f} MB")
+        print(json.dumps({"lsrep": [{k: v for k, v in r.items() if k != "stdout"} for r in mine],
+                          "official": [{k: str(v) if isinstance(v, Path) else v for k, v in r.items()
+                                        if k != "stdout"} for r in theirs]}, default=str))
 
 
 if __name__ == "__main__":

@@ -159,6 +159,15 @@ def cmd_export(args) -> int:
     from lsrep.exporting import export_rows
 
     store = _store(args)
+    if args.format == "longmemeval":
+        from lsrep.longmemeval_export import export_longmemeval
+
+        if not args.output:
+            raise LsrepError("--format longmemeval writes a folder: pass -o DIR")
+        written = export_longmemeval(store, _run_id(store, args.run), Path(args.output),
+                                     Path(args.data) if args.data else None)
+        print(f"wrote {len(written)} file(s) to {args.output}")
+        return 0
     rows = export_rows(store, _run_id(store, args.run), include_timings=args.timings)
     out = open(args.output, "w", newline="", encoding="utf-8") if args.output else sys.stdout
     try:
@@ -260,9 +269,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     sp = with_store(sub.add_parser("export", help="observations with their labels"))
     sp.add_argument("run", nargs="?", default="latest", help="run id, unique prefix, or 'latest' (default)")
-    sp.add_argument("--format", choices=["jsonl", "csv"], default="jsonl", help="default: %(default)s")
-    sp.add_argument("-o", "--output", help="output file (default: standard output)")
+    sp.add_argument("--format", choices=["jsonl", "csv", "longmemeval"], default="jsonl",
+                    help="jsonl or csv observations; longmemeval: a LongMemEval run's official-format files, "
+                         "in the folder -o DIR (default: %(default)s)")
+    sp.add_argument("-o", "--output", help="output file (default: standard output); a folder for longmemeval")
     sp.add_argument("--timings", action="store_true", help="include latency columns")
+    sp.add_argument("--data", help="longmemeval: the input file, if it moved since the run")
 
     sp = sub.add_parser("store", help="store utilities")
     sp.add_argument("action", choices=["schema", "check"],

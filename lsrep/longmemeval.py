@@ -4,13 +4,25 @@ Each question is its own trajectory (its haystack sessions in date order), obser
 once at the question's date. The file is streamed: one question is converted,
 replayed into every condition, stored and dropped before the next is read, so memory
 stays bounded on the S and M files. Gold labels (`has_answer`, answer session ids)
-stay in the harness: they score retrieval recall and never reach an adapter.
+stay in the harness: they score retrieval and never reach an adapter.
+
+LongMemEval's own metrics (:mod:`lsrep.longmemeval_metrics`) are computed as each
+unit lands and kept in `lme_questions`; `lsrep.longmemeval_export` writes them in the
+official file formats. Turn text is not stored (the input file, whose SHA-256 the
+manifest records, holds it): a haystack is hundreds of turns per question and the
+store would otherwise outgrow the input.
+
+Each condition replays a question either as its haystack sessions
+(``conversation = "sessions"``, the default: a fresh conversation per question with
+session boundaries kept) or as one conversation (``"single"``: the same turns as
+one session).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -27,6 +39,7 @@ from lsrep.protocol.campaign import (
     AnswererSpec,
     ConditionSpec,
     EmbedderSpec,
+    EndpointRef,
     JudgeSpec,
     LoadedCampaign,
     ScheduleSpec,
@@ -37,12 +50,49 @@ from lsrep.protocol.schedule import CheckpointSpec
 from lsrep.runner import build_manifest, turn_rows, validate_campaign
 from lsrep.store import RunStore
 
+Conversation = Literal["sessions", "single"]
+
+
+class LongMemEvalCondition(ConditionSpec):
+    """A condition of a LongMemEval campaign: a system, and how each question is replayed."""
+
+    conversation: Conversation | None = None
+    """`sessions` (haystack sessions kept) or `single` (one conversation); default: the campaign's."""
+
+
+class OfficialJudgeSpec(BaseModel):
+    """The official LongMemEval judge, used when its endpoint is configured in the environment.
+
+    Offline (the variable unset) the deterministic judge alone labels the run, and the
+    tables say it is not the official one.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = "gpt-4o"
+    """Judge name (also the `eval-results-<name>` suffix of the export)."""
+    base_url_env: str = "LSREP_LME_JUDGE_BASE_URL"
+    """Environment variable holding the OpenAI-compatible base URL (e.g. `https://.../v1`)."""
+    model: str = "gpt-4o-2024-08-06"
+    """The model LongMemEval's results use (what the official print_qa_metrics.py asserts)."""
+    api_key_env: str = "OPENAI_API_KEY"
+    concurrency: int = Field(default=4, ge=1)
+
+    def judge(self) -> JudgeSpec | None:
+        url = os.environ.get(self.base_url_env)
+        if not url:
+            return None
+        return JudgeSpec(name=self.name, kind="longmemeval", endpoint=EndpointRef(
+            base_url=url, model=self.model, api_key_env=self.api_key_env, concurrency=self.concurrency))
+
 
 class LongMemEvalSpec(BaseModel):
     """A LongMemEval diagnostic campaign (TOML); the data path may come from the command line."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    diagnostic: Literal["longmemeval"] = "longmemeval"
+    """Marks the file as a LongMemEval campaign (for `lsrep validate` and `lsrep run`)."""
     name: str = "longmemeval"
     description: str = "LongMemEval matched diagnostic"
     data: Path | None = None
@@ -53,13 +103,24 @@ class LongMemEvalSpec(BaseModel):
     retrieval_budget: int | None = Field(default=None, ge=1)
     schedule: Path | ScheduleSpec = ScheduleSpec(name="longmemeval", checkpoints=CheckpointSpec(at=("end",)))
     """Maintenance and access policy; checkpoints are always the question date."""
-    conditions: tuple[ConditionSpec, ...] = Field(min_length=1)
+    conversation: Conversation = "sessions"
+    """How each question is replayed: its haystack sessions, or one single conversation."""
+    conditions: tuple[LongMemEvalCondition | ConditionSpec, ...] = Field(min_length=1)
     answerer: AnswererSpec = AnswererSpec()
     judges: tuple[JudgeSpec, ...] = ()
+    official_judge: OfficialJudgeSpec | None = None
+    """Add the official `longmemeval` judge when its endpoint variable is set."""
     embedder: EmbedderSpec = EmbedderSpec()
     compare: tuple[tuple[str, str], ...] = ()
     limit: int | None = Field(default=None, ge=1)
-    """Only the first N questions (for smoke runs)."""
+    """Only the first N questions kept by the filters (for smoke runs)."""
+    types: tuple[str, ...] = ()
+    """Only these question types (default: all)."""
+    questions: tuple[str, ...] = ()
+    """Only these question ids (default: all)."""
+
+    def conversation_of(self, condition: ConditionSpec) -> Conversation:
+        return getattr(condition, "conversation", None) or self.conversation
 
 
 def load_longmemeval_spec(path: Path | str, data: Path | None = None) -> tuple[LongMemEvalSpec, Path]:
@@ -77,8 +138,36 @@ def load_longmemeval_spec(path: Path | str, data: Path | None = None) -> tuple[L
     return _resolved(spec, path.parent, data), path
 
 
+def validate_longmemeval_campaign(path: Path) -> str:
+    """`lsrep validate` for a LongMemEval campaign: the spec, its schedule, conditions, judges, data."""
+    path = Path(path).resolve()
+    raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    try:
+        spec = LongMemEvalSpec.model_validate(raw)
+    except ValidationError as exc:
+        raise InputError(path, f"bad LongMemEval campaign: {pydantic_reason(exc)}") from None
+    data = (path.parent / spec.data).resolve() if spec.data is not None else None
+    if data is not None and not data.exists():
+        raise InputError(path, f"data file {data} not found")
+    schedule = spec.schedule if isinstance(spec.schedule, ScheduleSpec) else load_schedule(
+        (path.parent / spec.schedule).resolve())
+    resolved = spec.model_copy(update={"data": data or path, "store": (path.parent / spec.store).resolve(),
+                                       "schedule": schedule})
+    validate_campaign(_as_campaign(resolved, path))
+    modes = sorted({spec.conversation_of(c) for c in spec.conditions})
+    judges = ", ".join(["deterministic", *(f"{j.name} ({j.kind})" for j in spec.judges)])
+    if spec.official_judge is not None:
+        official = spec.official_judge
+        judges += (f", {official.name} (official longmemeval judge, {official.model}) when "
+                   f"{official.base_url_env} is set")
+    where = f"data {data}" if data else "data from --data"
+    return (f"LongMemEval campaign {spec.name!r}: {len(spec.conditions)} condition(s), conversation "
+            f"{'/'.join(modes)}, judges: {judges}; {where}; run it with "
+            f"`lsrep longmemeval --campaign {path.name}" + ("`" if data else " --data PATH`"))
+
+
 def spec_from_systems(systems: list[str], data: Path, **kw: Any) -> LongMemEvalSpec:
-    conditions = tuple(ConditionSpec(name=s, system=s) for s in systems)
+    conditions = tuple(LongMemEvalCondition(name=s, system=s) for s in systems)
     return _resolved(LongMemEvalSpec(conditions=conditions, **kw), Path.cwd(), data)
 
 
@@ -92,7 +181,12 @@ def _resolved(spec: LongMemEvalSpec, base: Path, data: Path | None) -> LongMemEv
     if not data.exists():
         raise InputError(data, "file not found")
     schedule = spec.schedule if isinstance(spec.schedule, ScheduleSpec) else load_schedule(res(spec.schedule))
-    return spec.model_copy(update={"data": data, "store": res(spec.store), "schedule": schedule})
+    judges = spec.judges
+    official = spec.official_judge.judge() if spec.official_judge else None
+    if official is not None and all(j.name != official.name for j in judges):
+        judges = (*judges, official)
+    return spec.model_copy(update={"data": data, "store": res(spec.store), "schedule": schedule,
+                                   "judges": judges})
 
 
 @dataclass(frozen=True)
@@ -113,7 +207,9 @@ def _as_campaign(spec: LongMemEvalSpec, source: Path) -> LoadedCampaign:
     campaign = CampaignSpec(
         name=spec.name, description=spec.description, seed=spec.seed, store=spec.store,
         answer_mode=spec.answer_mode, retrieval_budget=spec.retrieval_budget, schedule=spec.schedule,
-        trajectories=(placeholder,), conditions=spec.conditions, answerer=spec.answerer, judges=spec.judges,
+        trajectories=(placeholder,),
+        conditions=tuple(ConditionSpec(**c.model_dump(exclude={"conversation"})) for c in spec.conditions),
+        answerer=spec.answerer, judges=spec.judges,
         embedder=spec.embedder, compare=spec.compare,
     )
     schedules = {c.name: spec.schedule for c in spec.conditions}
@@ -128,17 +224,19 @@ def item_schedule(base: ScheduleSpec, checkpoint_time) -> ScheduleSpec:
 
 def run_longmemeval(spec: LongMemEvalSpec, *, source: Path | None = None, executor: Executor | None = None,
                     fresh: bool = False, progress: bool | str = False) -> DiagnosticOutcome:
-    from lsrep.registry import SOURCES
-
-    iter_longmemeval = SOURCES.load("longmemeval")  # lsrep.probes.sources, an entry point
     campaign = _as_campaign(spec, source or spec.data)
     conditions = validate_campaign(campaign)
     manifest = build_manifest(campaign, conditions, {})
     manifest["diagnostic"] = "longmemeval"
+    modes = {c.name: spec.conversation_of(c) for c in spec.conditions}
+    manifest["longmemeval"] = {"conversation": modes, "limit": spec.limit, "types": list(spec.types),
+                               "questions": list(spec.questions)}
     data_sha = manifest["inputs"]["longmemeval"]["sha256"]
     config_digest = hashlib.sha256(json.dumps(
         {"conditions": conditions, "answerer": manifest["answerer"], "embedder": manifest["embedder"],
-         "limit": spec.limit, "budget": spec.retrieval_budget, "mode": spec.answer_mode},
+         "limit": spec.limit, "budget": spec.retrieval_budget, "mode": spec.answer_mode,
+         "conversation": modes, "types": list(spec.types), "questions": list(spec.questions),
+         "judges": [j.model_dump(mode="json") for j in spec.judges]},
         sort_keys=True).encode()).hexdigest()
     store = RunStore(spec.store)
     run_id = None if fresh else store.find_resumable(data_sha, config_digest)
@@ -150,37 +248,43 @@ def run_longmemeval(spec: LongMemEvalSpec, *, source: Path | None = None, execut
         store.create_run(run_id, spec.name, str(campaign.path), data_sha, config_digest, manifest)
     done = store.finished_units(run_id)
     counts = {"questions": 0, "run": 0, "failed": 0}
-    gold_by_trajectory: dict[str, Any] = {}
+    gold_by_unit: dict[str, tuple[int, Any]] = {}
+    pending_turns: dict[str, list[dict[str, Any]]] = {}
 
     def tasks() -> Iterator[UnitTask]:
-        for n, item in enumerate(iter_longmemeval(spec.data)):
-            if spec.limit is not None and n >= spec.limit:
-                return
+        for position, item in enumerate(select_items(spec)):
             counts["questions"] += 1
-            trajectory = item.as_trajectory()
             probes = ProbeSet(probes=(item.probe,))
             schedule = item_schedule(spec.schedule, item.checkpoint_time)
-            plan = plan_replay(trajectory, schedule, probes)
-            digest = plan.digest()
-            todo = []
+            built: dict[str, tuple[Any, Any, str]] = {}
             for cond in spec.conditions:
-                unit_id = f"{cond.name}/{item.trajectory_id}/r0"
+                mode = modes[cond.name]
+                trajectory_id = item.trajectory_id + ("" if mode == "sessions" else "-single")
+                unit_id = f"{cond.name}/{trajectory_id}/r0"
                 if unit_id in done:
                     continue
-                todo.append(UnitTask(
+                if mode not in built:
+                    trajectory = item.as_trajectory(mode)
+                    if mode != "sessions":
+                        trajectory = trajectory.model_copy(update={"trajectory_id": trajectory_id})
+                    plan = plan_replay(trajectory, schedule, probes)
+                    built[mode] = (trajectory, plan, plan.digest())
+                    if not store.rows("select 1 from turns where run_id = ? and trajectory = ? limit 1",
+                                      [run_id, trajectory_id]):
+                        # Stored with the first unit of this trajectory to land, in its transaction.
+                        pending_turns[trajectory_id] = _turn_rows(run_id, trajectory, plan)
+                trajectory, plan, digest = built[mode]
+                gold_by_unit[unit_id] = (position, item)
+                yield UnitTask(
                     run_id=run_id, unit_id=unit_id, condition=cond.name, system=cond.system,
                     options=dict(cond.options), disable=tuple(cond.disable), trajectory=trajectory, probes=probes,
                     plan=plan, plan_digest=digest, access=schedule.access,
                     answer_mode=cond.answer_mode or spec.answer_mode, answerer=spec.answerer,
                     embedder=spec.embedder, retrieval_budget=spec.retrieval_budget, repetition=0,
                     seed=unit_seed(spec.seed, cond.name, item.trajectory_id, 0), store_path=str(store.path),
-                ))
-            if todo:
-                store.write_turns(run_id, item.trajectory_id, turn_rows(run_id, trajectory, plan))
-                gold_by_trajectory[item.trajectory_id] = [item, trajectory, len(todo)]
-            yield from todo
+                )
 
-    from lsrep.judge.campaign import build_judge, judge_unit_tables
+    from lsrep.judge.campaign import build_judge, judge_observations
 
     judges = [(j, build_judge(j, store.path)) for j in spec.judges if j.kind != "deterministic"]
     executor = executor or InProcessExecutor()
@@ -191,14 +295,22 @@ def run_longmemeval(spec: LongMemEvalSpec, *, source: Path | None = None, execut
     bar = RunProgress(total=total, done=len(done), mode=progress)
     try:
         for result in executor.run(tasks()):
-            _attach_gold(result, gold_by_trajectory)
-            if judges:
-                judge_unit_tables(result.tables, judges)
+            position, item = gold_by_unit.pop(result.unit["unit_id"])
+            result.tables["lme_questions"] = question_rows(result, position, item)
+            turns = pending_turns.pop(result.unit["trajectory"], None)
+            if turns:
+                result.tables["turns"] = turns
+            for jspec, judge in judges:
+                rows, calls = judge_observations(
+                    jspec.name, judge, result.tables.get("observations", []),
+                    workers=jspec.endpoint.concurrency if jspec.endpoint else 1,
+                    case_for=lambda row, item=item: official_case(row, item))
+                result.tables.setdefault("judgements", []).extend(rows)
+                result.tables.setdefault("llm_calls", []).extend(calls)
             store.write_unit(result.unit, result.tables)
             counts["run"] += 1
             counts["failed"] += result.unit["status"] == "failed"
             bar.unit_done(result)
-            _release(result, gold_by_trajectory)
     finally:
         bar.close()
     store.finish_run(run_id)
@@ -206,36 +318,79 @@ def run_longmemeval(spec: LongMemEvalSpec, *, source: Path | None = None, execut
                              counts["failed"])
 
 
-def _release(result: UnitResult, gold: dict[str, Any]) -> None:
-    # Once every condition of a question has landed, its gold labels can go.
-    entry = gold.get(result.unit["trajectory"])
-    if entry is not None:
-        entry[2] -= 1
-        if entry[2] <= 0:
-            gold.pop(result.unit["trajectory"], None)
+MEMORY_BUDGET_MB = 300
+"""Default memory budget of a diagnostic: the driver plus its worker processes."""
+_DRIVER_MB, _WORKER_MB = 130, 110
 
 
-def _attach_gold(result: UnitResult, gold: dict[str, Any]) -> None:
-    """Retrieval recall at turn and session level, computed by the harness from gold labels."""
-    entry = gold.get(result.unit["trajectory"])
-    if entry is None:
-        return
-    item, trajectory = entry[0], entry[1]
-    session_of = {t.turn_id: t.session_id for t in trajectory.turns}
-    evidence = set(item.gold.evidence_turn_ids)
-    answer_sessions = set(item.gold.answer_sessions)
-    returned: dict[str, set[str]] = {}
-    for frag in result.tables.get("fragments", []):
-        returned.setdefault(frag["obs_id"], set()).update(json.loads(frag["source_turn_ids"]))
+def default_workers(memory_mb: int = MEMORY_BUDGET_MB) -> int:
+    """Worker processes by default: the cores not already busy (1-minute load), capped by memory.
+
+    Measured at S scale (benchmarks/longmemeval_diagnostic.py): the driver peaks near 120 MB
+    and each worker near 105 MB, so the 300 MB default leaves one process (in-process, peak
+    ~200 MB); `--memory-mb 400` allows two workers where two cores are free.
+    """
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    free = cores - int(os.getloadavg()[0]) if hasattr(os, "getloadavg") else cores
+    by_memory = (memory_mb - _DRIVER_MB) // _WORKER_MB
+    return max(1, min(free, by_memory))
+
+
+def select_items(spec: LongMemEvalSpec) -> Iterator[Any]:
+    """The questions a spec runs, streamed: `questions`, then `types`, then the first `limit`."""
+    from lsrep.registry import SOURCES
+
+    iter_longmemeval = SOURCES.load("longmemeval")  # lsrep.probes.sources, an entry point
+    wanted = set(spec.questions) or None
+    types = set(spec.types)
+    kept = 0
+    for item in iter_longmemeval(spec.data, question_ids=wanted):
+        if types and item.question_type not in types:
+            continue
+        if spec.limit is not None and kept >= spec.limit:
+            return
+        kept += 1
+        yield item
+
+
+def _turn_rows(run_id: str, trajectory: Any, plan: Any) -> list[dict]:
+    # The text stays in the input file (its digest is in the manifest): not stored per question.
+    rows = turn_rows(run_id, trajectory, plan)
+    for row in rows:
+        row["content"] = None
+    return rows
+
+
+def official_case(row: dict[str, Any], item: Any):
+    """A judge case whose reference is the file's answer text (for `_abs`: the explanation)."""
+    from lsrep.judge.campaign import case_from_row
+    from lsrep.judge.verdict import VersionView
+
+    case = case_from_row(row)
+    official = VersionView(answer=item.gold.answer, valid_from=item.trajectory[0].turn_id)
+    return case.model_copy(update={"in_force": (official,)})
+
+
+def question_rows(result: UnitResult, position: int, item: Any) -> list[dict[str, Any]]:
+    """Per observation: the system's ranking as official corpus ids and the official metrics."""
+    from lsrep.longmemeval_metrics import rank_corpus, retrieval_metrics
+
+    corpus_position = {turn: i for i, turn in enumerate(item.gold.corpus_turns)}
+    cited: dict[str, list[list[str]]] = {}
+    for frag in sorted(result.tables.get("fragments", []), key=lambda f: (f["obs_id"], f["rank"])):
+        cited.setdefault(frag["obs_id"], []).append(json.loads(frag["source_turn_ids"] or "[]"))
     rows = []
     for obs in result.tables.get("observations", []):
-        ids = returned.get(obs["obs_id"], set())
-        sessions = {session_of[t] for t in ids if t in session_of}
+        ranking = rank_corpus(cited.get(obs["obs_id"], ()), corpus_position)
         rows.append({
-            "obs_id": obs["obs_id"], "run_id": obs["run_id"], "question_id": item.question_id,
-            "question_type": item.question_type,
-            "turn_recall": len(ids & evidence) / len(evidence) if evidence else None,
-            "session_recall": len(sessions & answer_sessions) / len(answer_sessions) if answer_sessions else None,
-            "n_evidence_turns": len(evidence), "n_answer_sessions": len(answer_sessions),
+            "obs_id": obs["obs_id"], "run_id": obs["run_id"], "condition": obs["condition"],
+            "position": position, "question_id": item.question_id, "question_type": item.question_type,
+            "answer": item.gold.answer, "n_corpus": len(item.gold.corpus_ids),
+            "user_target": int(item.gold.user_target),
+            "ranked": json.dumps([item.gold.corpus_ids[i] for i in ranking]),
+            "metrics": json.dumps(retrieval_metrics(ranking, item.gold.corpus_ids), sort_keys=True),
         })
-    result.tables["retrieval_gold"] = rows
+    return rows

@@ -129,9 +129,12 @@ def run_calibration(store: RunStore, run_id: str):
     from lsrep.calibration import calibrate, cases_from_observations
     from lsrep.protocol.campaign import AnswererSpec
 
-    campaign = store.run(run_id)["manifest"].get("campaign", {})
+    manifest = store.run(run_id)["manifest"]
+    campaign = manifest.get("campaign", {})
     spec = AnswererSpec.model_validate(campaign.get("answerer") or {"kind": "extractive"})
     if spec.kind != "extractive" or campaign.get("answer_mode", "context") == "system":
+        return None
+    if manifest.get("diagnostic") == "longmemeval":  # turn text is not stored: read from the input file
         return None
     obs = store.rows("select trajectory, probe_id, kind, category, checkpoint, prefix_len, sim_time, question, "
                      "expected from observations where run_id = ? order by obs_id", [run_id])

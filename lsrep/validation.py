@@ -27,6 +27,10 @@ def validate_path(path: Path, probes_for: str | None = None, store: str | None =
         from lsrep.protocol.campaign import load_schedule
 
         data = read_toml(path)
+        if data.get("diagnostic") == "longmemeval" or ("trajectories" not in data and "data" in data):
+            from lsrep.longmemeval import validate_longmemeval_campaign
+
+            return validate_longmemeval_campaign(path)
         if "conditions" in data or "trajectories" in data:
             from lsrep.preflight import prepare_run
 

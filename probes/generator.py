@@ -551,6 +551,8 @@ def _lme_session(facts: list[tuple[str, str]], turns: int, pools: tuple[list[str
         turn["content"] = " ".join(sentences)
         if i in where:
             turn["has_answer"] = True
+        elif facts:  # as in the official files: every turn of an evidence session is labelled
+            turn["has_answer"] = False
         session.append(turn)
     return session
 

@@ -28,6 +28,13 @@ Decisions:
 - **Gold** (``has_answer``, ``answer_session_ids``) lives only in
   :class:`GoldLabels`, for retrieval metrics. Turns carry role and content
   only, and the probe's version names no evidence.
+- **Alternatives.** An answer ending in ``(or ...)`` (``"25 minutes and 50
+  seconds (or 25:50)"``) keeps the whole text as the version's answer (what the
+  official judge is shown) and gets each alternative as an alias (``"25 minutes
+  and 50 seconds"``, ``"25:50"``), so the deterministic judge accepts either.
+- **Corpus ids** for LongMemEval's retrieval metrics are built as the official
+  ``process_item_flat_index`` builds them (see :mod:`lsrep.longmemeval_metrics`):
+  one per user turn, in file order, in :attr:`GoldLabels.corpus_ids`.
 """
 
 from __future__ import annotations
@@ -46,6 +53,7 @@ from lsrep.probes.native import session_turn_times
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from lsrep.errors import InputError, pydantic_reason
+from lsrep.longmemeval_metrics import turn_corpus_id
 from lsrep.protocol.models import Probe, ReferenceVersion, Trajectory, Turn
 
 QUESTION_TYPES: tuple[str, ...] = (
@@ -83,6 +91,12 @@ class GoldLabels(BaseModel):
     """Trajectory turn ids whose source turn has ``has_answer: true``."""
     session_id_map: dict[str, str]
     """Trajectory session id -> official haystack session id."""
+    corpus_ids: tuple[str, ...] = ()
+    """Official turn-level corpus ids (user turns, haystack file order)."""
+    corpus_turns: tuple[str, ...] = ()
+    """The trajectory turn id of each corpus item (same order)."""
+    user_target: bool = False
+    """Some user turn has ``has_answer``: the official run_retrieval.py averages only such questions."""
 
 
 @dataclass(frozen=True)
@@ -108,9 +122,18 @@ class LongMemEvalItem:
     notes: tuple[str, ...] = ()
     """Data quirks met while converting this record."""
 
-    def as_trajectory(self) -> Trajectory:
-        """The turns as a validated :class:`Trajectory`."""
-        return Trajectory(trajectory_id=self.trajectory_id, turns=self.trajectory)
+    def as_trajectory(self, conversation: str = "sessions") -> Trajectory:
+        """The turns as a validated :class:`Trajectory`.
+
+        ``conversation="sessions"`` keeps the haystack sessions; ``"single"`` replays
+        the same turns (same ids and times) as one session, ``s1``.
+        """
+        turns = self.trajectory
+        if conversation == "single":
+            turns = tuple(t.model_copy(update={"session_id": "s1"}) for t in turns)
+        elif conversation != "sessions":
+            raise ValueError(f"unknown conversation mode {conversation!r} (sessions or single)")
+        return Trajectory(trajectory_id=self.trajectory_id, turns=turns)
 
 
 def iter_longmemeval(
@@ -168,6 +191,7 @@ def item_from_record(record: dict[str, Any]) -> LongMemEvalItem:
 
     turns: list[Turn] = []
     evidence: list[str] = []
+    corpus: list[tuple[int, int, str, str]] = []  # (file session, turn index, corpus id, turn id)
     session_map: dict[str, str] = {}
     shifted = 0
     for position, source in enumerate(order):
@@ -195,6 +219,9 @@ def item_from_record(record: dict[str, Any]) -> LongMemEvalItem:
             )
             if raw.get("has_answer") is True:
                 evidence.append(turn_id)
+            if raw["role"] == "user":
+                corpus.append((source, number, turn_corpus_id(source_ids[source], number,
+                                                              raw.get("has_answer") is True), turn_id))
     if not turns:
         raise ValueError("the haystack has no turns")
     if shifted:
@@ -221,6 +248,9 @@ def item_from_record(record: dict[str, Any]) -> LongMemEvalItem:
         answer_sessions=tuple(s for s, src in session_map.items() if src in answer_ids),
         evidence_turn_ids=tuple(evidence),
         session_id_map=session_map,
+        corpus_ids=tuple(c[2] for c in sorted(corpus)),
+        corpus_turns=tuple(c[3] for c in sorted(corpus)),
+        user_target=any(t in evidence for t in (c[3] for c in corpus)),
     )
     question_type = str(record["question_type"])
     return LongMemEvalItem(
@@ -243,11 +273,24 @@ def _probe(question_id: str, question_type: str, question: str, answer: str, tur
             probe_id=question_id, question=question, kind="abstention",
             category=question_type, ask_at=last,
         )
-    version = ReferenceVersion(answer=answer, valid_from=turns[0].turn_id)
+    version = ReferenceVersion(answer=answer, aliases=answer_alternatives(answer),
+                               valid_from=turns[0].turn_id)
     return Probe(
         probe_id=question_id, question=question, kind="current", category=question_type,
         before_first="skip", references=(version,), ask_at=last,
     )
+
+
+_OR = re.compile(r"^(?P<main>.*?\S)\s*\(\s*or\s+(?P<alts>[^()]+?)\s*\)\s*\.?\s*$", re.IGNORECASE)
+
+
+def answer_alternatives(answer: str) -> tuple[str, ...]:
+    """The alternatives of an answer written ``"X (or Y)"`` (or ``"X (or Y, or Z)"``): X, Y, Z."""
+    match = _OR.match(answer)
+    if match is None:
+        return ()
+    alts = re.split(r"\s*,\s*(?:or\s+)?|\s+or\s+", match["alts"])
+    return tuple(dict.fromkeys(a for a in (match["main"], *alts) if a))
 
 
 def iter_json_records(path: Path | str, *, chunk_size: int = _CHUNK) -> Iterator[tuple[int, int, Any]]:

@@ -38,8 +38,9 @@ def generated_inputs(path: Path, trajectory_id: str, settings: dict[str, Any]) -
     return Trajectory(trajectory_id=trajectory_id, turns=made.turns), ProbeSet(probes=made.probes)
 
 
-def longmemeval_items(path: Path) -> Iterator[Any]:
-    """LongMemEval questions, streamed from the official JSON file."""
+def longmemeval_items(path: Path, **options: Any) -> Iterator[Any]:
+    """LongMemEval questions, streamed from the official JSON file (options as `iter_longmemeval`'s,
+    e.g. `question_ids`)."""
     from lsrep.probes.longmemeval import iter_longmemeval
 
-    return iter_longmemeval(path)
+    return iter_longmemeval(path, **options)

@@ -325,7 +325,7 @@ def examples(ctx: Context, per_side: int = 4) -> Section:
 
     def evidence_text(o: dict[str, Any]) -> str:
         ids = json.loads(o["evidence_ids"] or "[]")
-        parts = [f"{t}: {data.turns[(o['trajectory'], t)]['content']}" for t in ids
+        parts = [f"{t}: {data.turns[(o['trajectory'], t)]['content'] or '(text kept in the input file)'}" for t in ids
                  if (o["trajectory"], t) in data.turns]
         return clip(" | ".join(parts), 320)
 

@@ -67,6 +67,9 @@ def _calibration(ctx: Context) -> tuple[Calibration | None, str]:
                       "(the report makes no model calls).")
     if not ctx.data.observations:
         return None, "no observations."
+    if ctx.data.manifest.get("diagnostic") == "longmemeval":
+        return None, ("a LongMemEval diagnostic stores no turn text (it is read back from the input file), "
+                      "so the calibration systems are not run here.")
     cases, turns = cases_from_observations(ctx.data.observations, ctx.data.turns)
     cal = calibrate(cases, turns, make_answerer(spec), seed=ctx.settings.seed, boot=ctx.settings.boot)
     return cal, (f"Calibration systems answered this run's {len(cases)} (probe, checkpoint) cases with the run's "

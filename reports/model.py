@@ -61,6 +61,10 @@ def build_report(
         integrity.examples(ctx), integrity.manifest(ctx),
     )
     assert tuple(s.id for s in sections) == SECTION_IDS
+    from lsrep.reports.longmemeval import diagnostic_sections, is_diagnostic
+
+    if is_diagnostic(data.manifest):
+        sections = diagnostic_sections(ctx, sections)
     run = data.run
     camp = data.manifest.get("campaign", {})
     return Report(

@@ -166,8 +166,9 @@ def generic_panel(vs: list[PanelView]) -> Table:
              "(in-prompt from the harness assembler).",)
     if len(cps) > len(shown):
         notes += (f"Only the first {len(shown)} of {len(cps)} checkpoints are shown.",)
-    return Table(columns, tuple(rows), caption="Diagnostics: stage counts per mechanism over checkpoints",
-                 notes=notes, empty="No fidelity events were recorded.")
+    caption = ("Diagnostics: stage counts per mechanism over checkpoints" if len(cps) > 1
+               else "Diagnostics: stage counts per mechanism")
+    return Table(columns, tuple(rows), caption=caption, notes=notes, empty="No fidelity events were recorded.")
 
 
 def _share(hits: int, n: int) -> float | None:
@@ -292,7 +293,7 @@ def ice_panel(v: PanelView) -> tuple[Block, ...]:
                     "maintenance_output": c["maintenance:output"],
                     "ingest_runs": c["ingest:executed"], "ingest_output": c["ingest:output"]}
                    for w, c in sorted(workers.items())]
-    return (
+    blocks = (
         Table((Column("phase", "Budget phase", "text"), Column("runs", "Runs", "int"),
                Column("bound", "Binding rate", "rate", "share of runs that skipped a fragment for not fitting"),
                Column("b_mem", "B_mem", "tokens", "median"), Column("tokens", "Tokens used", "tokens", "median")),
@@ -324,6 +325,8 @@ def ice_panel(v: PanelView) -> tuple[Block, ...]:
                      "ran them (scheduled maintenance vs post-flight at ingest).",),
               empty="No worker or extraction ran."),
     )
+    # A table with nothing to show (e.g. no maintenance in a one-checkpoint diagnostic) is left out.
+    return tuple(t for t in blocks if t.rows)
 
 
 def _ice_clock(v: PanelView) -> list[dict[str, Any]]:

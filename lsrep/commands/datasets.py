@@ -13,14 +13,22 @@ def register(sub, command) -> None:
     sp.add_argument("--data", help="official LongMemEval JSON file (oracle, S or M)")
     sp.add_argument("--campaign", help="a LongMemEval campaign TOML (conditions, answerer, judges, embedder)")
     sp.add_argument("--systems", help="comma-separated systems (instead of --campaign)")
-    sp.add_argument("--store", default="runs/longmemeval.sqlite", help="run store (default: %(default)s)")
-    sp.add_argument("--limit", type=int, help="only the first N questions")
+    sp.add_argument("--store", default=None,
+                    help="run store (default: the campaign's, or runs/longmemeval.sqlite with --systems)")
+    sp.add_argument("--limit", type=int, help="only the first N questions (after --types / --questions)")
+    sp.add_argument("--types", help="comma-separated question types to run (e.g. temporal-reasoning)")
+    sp.add_argument("--questions", help="comma-separated question ids to run")
     sp.add_argument("--executor", default="auto", choices=["auto", "in-process", "process", "ray"],
                     help="where units run (default: %(default)s)")
-    sp.add_argument("--workers", type=int, default=1, help="parallel units (default: %(default)s)")
+    sp.add_argument("--workers", type=int, default=None,
+                    help="worker processes (default: the free cores, capped by --memory-mb)")
+    sp.add_argument("--memory-mb", type=int, default=300,
+                    help="memory budget that caps the default number of workers (default 300)")
     sp.add_argument("--address", default=None, help="Ray cluster address (default: start Ray locally)")
     sp.add_argument("--fresh", action="store_true", help="start a new run even if an unfinished one exists")
     sp.add_argument("--report", help="also write the report to this folder")
+    sp.add_argument("--export", help="also write the official-format files (hypotheses, retrieval, metrics) "
+                                     "to this folder, one subfolder per condition")
     sp.add_argument("--progress", choices=["auto", "bar", "log", "none"], default="auto",
                     help="overall progress: a bar in a terminal, log lines otherwise (default: %(default)s)")
     sp.add_argument("--allow-failures", action="store_true",
@@ -41,13 +49,22 @@ def cmd_longmemeval(args) -> int:
         if data is None:
             raise LsrepError("pass --data PATH (the LongMemEval JSON file)")
         spec = spec_from_systems([s.strip() for s in args.systems.split(",") if s.strip()], data,
-                                 store=Path(args.store))
+                                 store=Path(args.store or "runs/longmemeval.sqlite"))
         source = None
     else:
         raise LsrepError("pass --systems a,b,... or --campaign FILE")
+    update = {"store": Path(args.store).resolve()} if args.store else {}
     if args.limit:
-        spec = spec.model_copy(update={"limit": args.limit})
-    outcome = run_longmemeval(spec, source=source, executor=make_executor(args.executor, args.workers, args.address),
+        update["limit"] = args.limit
+    if args.types:
+        update["types"] = tuple(t.strip() for t in args.types.split(",") if t.strip())
+    if args.questions:
+        update["questions"] = tuple(q.strip() for q in args.questions.split(",") if q.strip())
+    spec = spec.model_copy(update=update)
+    from lsrep.longmemeval import default_workers
+
+    workers = args.workers if args.workers is not None else default_workers(args.memory_mb)
+    outcome = run_longmemeval(spec, source=source, executor=make_executor(args.executor, workers, args.address),
                               fresh=args.fresh, progress=args.progress)
     verb = "resumed" if outcome.resumed else "ran"
     print(f"{verb} run {outcome.run_id}: {outcome.questions} question(s), {outcome.units_run} unit(s) replayed, "
@@ -58,7 +75,12 @@ def cmd_longmemeval(args) -> int:
 
     store = RunStore(outcome.store_path)
     print_summary(store, outcome.run_id)
-    _print_retrieval(store, outcome.run_id)
+    from lsrep.longmemeval_export import export_longmemeval, print_tables
+
+    print_tables(store, outcome.run_id)
+    if args.export:
+        written = export_longmemeval(store, outcome.run_id, Path(args.export), spec.data)
+        print(f"official-format files: {len(written)} in {args.export}")
     if args.report:
         from lsrep.registry import REPORT_WRITERS
 
@@ -68,17 +90,3 @@ def cmd_longmemeval(args) -> int:
 
     return report_failures(run_failures(store, outcome.run_id), allow=args.allow_failures,
                            store_path=outcome.store_path)
-
-
-def _print_retrieval(store, run_id: str) -> None:
-    rows = store.rows(
-        "select o.condition, avg(g.turn_recall) as turn, avg(g.session_recall) as session, count(*) as n "
-        "from retrieval_gold g join observations o using (obs_id) where o.run_id = ? group by o.condition "
-        "order by o.condition", [run_id])
-    if not rows:
-        return
-    print("retrieval recall against gold labels (harness-only; never shown to systems):")
-    for r in rows:
-        turn = "n/a" if r["turn"] is None else f"{r['turn']:.2f}"
-        session = "n/a" if r["session"] is None else f"{r['session']:.2f}"
-        print(f"  {r['condition']:<20} turn {turn}  session {session}  (n={r['n']})")

@@ -52,7 +52,7 @@ def make_client(endpoint: EndpointRef, store_path: Path | str | None, *, refresh
 
 def build_judge(spec: JudgeSpec, store_path: Path | str | None, *, refresh_before: str | None = None):
     """A model judge (or a multi-pass panel) for a campaign's judge table."""
-    from lsrep.judge.model import EvolvingReferenceJudge, LongMemEvalJudge, MultiPassJudge
+    from lsrep.judge.model import EvolvingReferenceJudge, MultiPassJudge
 
     if spec.kind == "deterministic":
         return None
@@ -60,8 +60,13 @@ def build_judge(spec: JudgeSpec, store_path: Path | str | None, *, refresh_befor
         from lsrep.errors import ConfigError
 
         raise ConfigError(f"judge {spec.name!r} ({spec.kind}) needs an endpoint table")
+    if spec.kind == "longmemeval":
+        from lsrep.judge.longmemeval import OfficialLongMemEvalJudge, official_endpoint
+
+        judge = OfficialLongMemEvalJudge(make_client(official_endpoint(spec.endpoint), store_path, refresh_before=refresh_before))
+        return judge if spec.passes == 1 else MultiPassJudge([judge], passes=spec.passes)
     client = make_client(spec.endpoint, store_path, refresh_before=refresh_before)
-    judge = EvolvingReferenceJudge(client) if spec.kind == "evolving" else LongMemEvalJudge(client)
+    judge = EvolvingReferenceJudge(client)
     return judge if spec.passes == 1 else MultiPassJudge([judge], passes=spec.passes)
 
 
@@ -96,7 +101,8 @@ def call_row(record: dict[str, Any], run_id: str, obs_id: str | None) -> dict[st
 
 
 def judge_observations(name: str, judge: Any, rows: Sequence[dict[str, Any]], *,
-                       workers: int = 4) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+                       workers: int = 4, case_for=case_from_row,
+                       ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Label observation rows with one judge: (judgement rows, llm_calls rows)."""
     from lsrep.judge.model import JudgeError
 
@@ -107,7 +113,7 @@ def judge_observations(name: str, judge: Any, rows: Sequence[dict[str, Any]], *,
         if row["status"] != "ok" or row["answer"] is None:
             return {**base, "outcome": "error", "correct": 0, "status": "ok"}, []
         try:
-            result = judge.assess(case_from_row(row))
+            result = judge.assess(case_for(row))
         except JudgeError as exc:
             calls = [call_row(r.model_dump(mode="json"), row["run_id"], row["obs_id"]) for r in exc.records]
             return {**base, "outcome": None, "correct": None, "status": "failed",

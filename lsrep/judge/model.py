@@ -239,6 +239,9 @@ def says_unknown(answer: str) -> bool:
 class LongMemEvalJudge(ModelJudge):
     """LongMemEval's yes/no answer check with its per-question-type rules (own wording).
 
+    Not the official judge: the `longmemeval` judge kind builds
+    :class:`lsrep.judge.longmemeval.OfficialLongMemEvalJudge` (the official prompts).
+
     The case's `category` is the LongMemEval question type; abstention questions
     (`_abs`) are those whose case expects abstention or whose kind is `abstention`.
     """
@@ -389,8 +392,11 @@ def build_judge(
     cache: ResponseCache | None = None,
 ) -> ModelJudge | MultiPassJudge:
     """A judge from a campaign's judge table: one model judge, or a panel when passes > 1."""
-    client = LLMClient(EndpointSpec.of(endpoint), cache=cache)
-    judge: ModelJudge = (
-        EvolvingReferenceJudge(client) if kind == "evolving" else LongMemEvalJudge(client)
-    )
+    if kind == "longmemeval":
+        from lsrep.judge.longmemeval import OfficialLongMemEvalJudge, official_endpoint
+
+        judge: ModelJudge = OfficialLongMemEvalJudge(
+            LLMClient(EndpointSpec.of(official_endpoint(endpoint)), cache=cache))
+    else:
+        judge = EvolvingReferenceJudge(LLMClient(EndpointSpec.of(endpoint), cache=cache))
     return judge if passes == 1 else MultiPassJudge([judge], passes=passes)

@@ -258,7 +258,11 @@ def load_campaign(path: Path | str, *, overrides: Sequence[str] = (), conditions
     from lsrep.protocol.overrides import apply_overrides, select
 
     path = Path(path).resolve()
-    data = select(apply_overrides(_read_toml(path), overrides), conditions=conditions, trajectories=trajectories)
+    raw = read_toml(path)
+    if raw.get("diagnostic") == "longmemeval" or ("trajectories" not in raw and "data" in raw):
+        raise InputError(path, "this is a LongMemEval diagnostic campaign, not a trajectory campaign: run it with "
+                               f"`lsrep longmemeval --campaign {path.name} --data PATH` (`lsrep validate` checks it)")
+    data = select(apply_overrides(raw, overrides), conditions=conditions, trajectories=trajectories)
     try:
         spec = CampaignSpec.model_validate(data)
     except ValidationError as exc:

@@ -28,7 +28,7 @@ def scripted_model(request) -> str:
     if system.startswith("You grade answers"):
         label = ("correct", "wrong", "stale", "abstained")[digest % 4]
         return json.dumps({"label": label, "rubric": 1 + digest % 5, "rationale": "scripted"})
-    if system.startswith("You check whether"):
+    if system.startswith("You check whether") or user.startswith("I will give you"):  # LongMemEval judges
         return "yes" if digest % 3 else "no"
     return "Reply with the JSON object."  # a repair request: the judge asks again
 

@@ -10,7 +10,8 @@ import pytest
 from lsrep.answer import make_answerer
 from lsrep.contract import Fragment
 from lsrep.embed.model import OpenAIEmbedder
-from lsrep.judge.model import EvolvingReferenceJudge, LongMemEvalJudge, MultiPassJudge, build_judge
+from lsrep.judge.longmemeval import OfficialLongMemEvalJudge
+from lsrep.judge.model import EvolvingReferenceJudge, MultiPassJudge, build_judge
 from lsrep.llm.config import EndpointSpec
 from lsrep.protocol.campaign import AnswererSpec, EndpointRef
 
@@ -61,6 +62,8 @@ def test_embedder_from_endpoint(server, endpoint):
 
 def test_build_judge(endpoint):
     assert isinstance(build_judge("evolving", endpoint), EvolvingReferenceJudge)
-    assert isinstance(build_judge("longmemeval", endpoint), LongMemEvalJudge)
+    official = build_judge("longmemeval", endpoint)
+    assert isinstance(official, OfficialLongMemEvalJudge)
+    assert (official.client.spec.temperature, official.client.spec.max_tokens) == (0.0, 10)
     panel = build_judge("evolving", endpoint, passes=3)
     assert isinstance(panel, MultiPassJudge) and panel.passes == 3

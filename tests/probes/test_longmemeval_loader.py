@@ -90,7 +90,12 @@ def test_unsorted_haystack_is_replayed_in_date_order(tmp_path, items):
     path.write_text(json.dumps([record]), encoding="utf-8")
     (item,) = iter_longmemeval(path)
     assert item.trajectory == items["6a1eabeb"].trajectory
-    assert item.gold == items["6a1eabeb"].gold
+    corpus = ("corpus_ids", "corpus_turns")
+    assert item.gold.model_dump(exclude=set(corpus)) == items["6a1eabeb"].gold.model_dump(exclude=set(corpus))
+    # The official corpus follows the file's session order; the same items, reversed by session.
+    assert (set(zip(item.gold.corpus_ids, item.gold.corpus_turns, strict=True))
+            == set(zip(items["6a1eabeb"].gold.corpus_ids, items["6a1eabeb"].gold.corpus_turns, strict=True)))
+    assert item.gold.corpus_ids != items["6a1eabeb"].gold.corpus_ids
 
 
 def test_stream_parser_matches_json_load_at_any_chunk_size(tmp_path):
@@ -173,8 +178,12 @@ def test_generated_file_has_the_official_schema(tmp_path):
         assert set(record["answer_session_ids"]) <= set(record["haystack_session_ids"])
         dates = [parse_date(d) for d in record["haystack_dates"]]
         assert dates == sorted(dates) and parse_date(record["question_date"]) > dates[-1]
-        for session in record["haystack_sessions"]:
-            assert all(t.get("has_answer", True) is True for t in session)
+        for sid, session in zip(record["haystack_session_ids"], record["haystack_sessions"], strict=True):
+            if sid in record["answer_session_ids"]:  # labelled throughout, as the official code asserts
+                assert all(t["has_answer"] in (True, False) for t in session)
+                assert any(t["has_answer"] for t in session)
+            else:
+                assert all("has_answer" not in t for t in session)
     assert any(r["question_id"].endswith("_abs") for r in records)
     assert generate_longmemeval_file(tmp_path / "again.json", n_questions=60, sessions_per_question=3,
                                      seed=1).read_bytes() == path.read_bytes()
