@@ -10,7 +10,8 @@ how many answers were grounded only by the top-window fallback.
 
 `ice`: the conversation is replayed through the ICE adapter, each QA question with evidence is
 asked at the end, and evidence recall (the share of gold evidence turns among the returned
-fragments' source turns) is printed with and without summary fragments' own citations.
+fragments' source turns) is printed with summary fragments citing their whole batch (`batch`),
+citing only the turns whose content they carry (`content`), and with summaries citing nothing.
 """
 
 from __future__ import annotations
@@ -62,13 +63,56 @@ def thalia_figures(sample_id: str, limit: int | None = None) -> dict[str, float]
     return {**counts, "cited_share": round(share, 4)}
 
 
+def ice_figures(sample_id: str, limit: int | None = None) -> dict[str, float]:
+    """Mean evidence recall over the probes with evidence, asked once after the whole replay
+    (a nightly maintenance after each session, as `schedules/nightly.toml` would run)."""
+    from lsrep.adapters.ice import IceAdapter, Options
+
+    from lsrep.contract import AdapterSetup, ReplayTurn
+
+    conv = conversation(sample_id)
+    probes = [p for p in conv.probes if any(v.evidence for v in p.references)][:limit]
+    figures: dict[str, float] = {"probes": len(probes)}
+    for policy in ("batch", "content"):
+        with tempfile.TemporaryDirectory() as tmp:
+            adapter = IceAdapter(AdapterSetup(options=Options(summary_citations=policy), state_dir=Path(tmp)))
+            adapter.reset(conversation_id=conv.sample_id, now=conv.turns[0].timestamp)
+            session = None
+            for i, turn in enumerate(conv.turns):
+                if session is not None and turn.session_id != session:
+                    adapter.maintain("nightly", now=turn.timestamp)
+                session = turn.session_id
+                adapter.ingest(ReplayTurn(turn_id=turn.turn_id, session_id=turn.session_id,
+                                          conversation_id=conv.sample_id, index=i, timestamp=turn.timestamp,
+                                          role=turn.role, speaker=turn.speaker, content=turn.content),
+                               now=turn.timestamp)
+            end = conv.turns[-1].timestamp
+            adapter.maintain("nightly", now=end)
+            recalls, bare, summaries, summary_cites = [], [], 0, 0
+            for probe in probes:
+                evidence = {e for v in probe.references for e in v.evidence}
+                result = adapter.query(probe.question, now=end)
+                sources = {t for f in result.fragments for t in f.source_turn_ids}
+                recalls.append(len(sources & evidence) / len(evidence))
+                others = {t for f in result.fragments if not f.text.startswith("Summary (") for t in f.source_turn_ids}
+                bare.append(len(others & evidence) / len(evidence))
+                for f in result.fragments:
+                    if f.text.startswith("Summary ("):
+                        summaries += 1
+                        summary_cites += len(f.source_turn_ids)
+            adapter.close()
+        figures[f"evidence_recall_{policy}"] = round(sum(recalls) / len(recalls), 4)
+        figures["evidence_recall_without_summaries"] = round(sum(bare) / len(bare), 4)
+        figures[f"summary_fragments_{policy}"] = summaries
+        figures[f"turns_cited_per_summary_{policy}"] = round(summary_cites / summaries, 2) if summaries else 0.0
+    return figures
+
+
 def main(argv: list[str]) -> int:
     what, sample_id = argv[1], argv[2]
     if what == "thalia":
         print(json.dumps(thalia_figures(sample_id), indent=1))
     elif what == "ice":
-        from ice_figures import ice_figures  # noqa: PLC0415 - sibling script
-
         print(json.dumps(ice_figures(sample_id), indent=1))
     else:
         print(f"unknown figure set {what!r}: thalia or ice", file=sys.stderr)

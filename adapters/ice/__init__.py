@@ -36,6 +36,8 @@ from lsrep.contract import (
     digest_directory,
 )
 
+from .evidence import carried_turns
+
 PREFIX = "ice."
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 CURSOR_FILE = "adapter-cursor.json"
@@ -123,6 +125,10 @@ class Options(BaseModel):
     """Text files loaded into the document store at every reset (doc id = file stem)."""
     config: dict[str, Any] = Field(default_factory=dict)
     """Overrides of any other `IceConfig` field (validated; unknown keys are errors)."""
+    summary_citations: Literal["content", "batch"] = "content"
+    """Which turns a summary fragment cites: those whose content the summary text carries
+    (`adapters/ice/evidence.py`), or every turn of its batch (ICE's stored list; inflates
+    evidence recall)."""
     report_in_prompt: bool = False
     """Relay ICE's own `in_prompt` events. The harness also derives `in_prompt` from the
     returned fragments; switch this off to leave that stage to the harness alone."""
@@ -246,12 +252,20 @@ class IceAdapter(MemoryAdapter):
                                   role="user", content=question)
         result = self.system.query(question, conversation_id=conv, now=now, store_as=store_as)
         fragments = tuple(
-            Fragment(text=f.text, source_turn_ids=f.source_turn_ids, tokens=f.tokens,
+            Fragment(text=f.text, source_turn_ids=self._cited(f), tokens=f.tokens,
                      mechanisms=tuple(PREFIX + m for m in f.mechanisms), score=f.score,
                      kind=f.kind)
             for f in result.fragments)
         return QueryResult(fragments=fragments, context_text=result.context_text,
                            truncated_tokens=result.truncated_tokens)
+
+    def _cited(self, fragment: Any) -> tuple[str, ...]:
+        """A summary cites only the turns it carries (by content); other fragments as ICE says."""
+        if fragment.source_type != "summary" or self.options.summary_citations == "batch":
+            return fragment.source_turn_ids
+        turns = self.system.db.episodic.get_many(list(fragment.source_turn_ids))
+        return carried_turns(fragment.text, fragment.source_turn_ids,
+                             {tid: t.content for tid, t in turns.items()})
 
     def end_session(self, session_id: str, *, now: datetime) -> None:
         """ICE has no session-end step: post-flight already ran for every turn."""
