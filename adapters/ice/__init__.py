@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
+from lsrep.adapters.formatting import embedding_text
 from lsrep.systems.ice import Fixes, IceConfig, IceSystem, SeedDefects, StageEvent, TurnRecord
 from lsrep.systems.ice import __version__ as ICE_VERSION
 from pydantic import BaseModel, ConfigDict, Field
@@ -231,7 +232,8 @@ class IceAdapter(MemoryAdapter):
         record = TurnRecord(turn_id=turn.turn_id, conversation_id=conv,
                             session_id=turn.session_id, index=turn.index,
                             timestamp=turn.timestamp, role=turn.role, content=turn.content,
-                            speaker=turn.speaker)
+                            speaker=turn.speaker,
+                            embed_text=embedding_text(turn, self.setup.embedding_text))
         self.system.ingest(record, now=now, preflight=self.options.preflight_on_ingest)
         if (conv, turn.session_id) != (self._cursor.get("conversation"),
                                        self._cursor.get("session")):
