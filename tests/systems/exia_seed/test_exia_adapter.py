@@ -305,3 +305,15 @@ def test_turn_start_runs_consolidation_queued_in_a_busy_window(tmp_path):
     assert "Alice" not in "".join(p.read_text() for p in pages.glob("*.md"))
     provider.on_turn_start(6, "hello", now=at(minutes=62))
     assert "Alice" in "".join(p.read_text() for p in pages.glob("*.md"))
+
+
+def test_every_fact_of_a_named_turn_keeps_the_speaker(tmp_path):
+    """The stand-in splits a turn into sentence facts; each keeps `[Name]`'s name and lands on her page."""
+    adapter, _ = make(tmp_path, phase=2, tools="off", no_agent_speaker=True)
+    feed(adapter, [("user", "Melanie", "Wow, that sounds lovely today. I painted a big lake sunrise for my kids "
+                                       "last weekend at home.")])
+    adapter.end_session("s1", now=at(minutes=10))
+    pages = {p.stem: p.read_text() for p in (adapter.state_dir / "exia_seed" / "fiches").glob("*.md")}
+    painted = [ln for text in pages.values() for ln in text.splitlines() if "painted a big lake" in ln]
+    assert painted and all(ln.startswith("- Melanie: I painted") for ln in painted)
+    assert any("painted a big lake" in text for stem, text in pages.items() if stem == "melanie")
