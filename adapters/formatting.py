@@ -4,6 +4,23 @@ from __future__ import annotations
 
 from lsrep.contract import ReplayTurn
 
+EMBEDDING_TEXTS = ("content", "speaker", "date-speaker")
+
+
+def embedding_text(turn: ReplayTurn, policy: str) -> str:
+    """The text of a turn a system embeds under the campaign's policy (`AdapterSetup.embedding_text`).
+
+    `content`: the words alone; `speaker`: `Ana: words`; `date-speaker`: `turn_line(turn)`.
+    """
+    content = " ".join(turn.content.split())
+    if policy == "content":
+        return content
+    if policy == "speaker":
+        return f"{turn.speaker or turn.role}: {content}"
+    if policy == "date-speaker":
+        return turn_line(turn)
+    raise ValueError(f"unknown embedding-text policy {policy!r}: one of {', '.join(EMBEDDING_TEXTS)}")
+
 
 def turn_line(turn: ReplayTurn) -> str:
     """`[2026-03-02 09:15] Ana (user): text` — dates reach the system with the words."""

@@ -165,6 +165,9 @@ class AdapterSetup:
     """Context-token budget the campaign gives every system, if it declares one."""
     embedder: Embedder | None = None
     """The campaign's embedder, for systems that embed."""
+    embedding_text: str = "content"
+    """The campaign's embedding-text policy (`content`, `speaker`, `date-speaker`): what text of
+    a turn a system embeds (`lsrep.adapters.formatting.embedding_text`)."""
     llm: LanguageModel | None = None
     """Model for system-internal calls and system-mode answers (None: offline stand-ins)."""
     seed: int = 0

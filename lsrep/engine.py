@@ -122,7 +122,7 @@ class _Replay:
         adapter = open_adapter(
             task.adapter_host, cls, opts, task.options, disable=task.disable, state_dir=state_dir,
             retrieval_budget=task.retrieval_budget, embedder=make_embedder(task.embedder),
-            llm=self.answerer.system_llm(), seed=task.seed,
+            llm=self.answerer.system_llm(), seed=task.seed, embedding_text=task.embedder.text,
         )
         self.guard = Guarded(adapter, self.log)
         self.ingested_hash = ""

@@ -41,10 +41,12 @@ def validate_condition(system: str, options: dict[str, Any], disable: tuple[str,
 
 
 def build_adapter(cls: type[MemoryAdapter], options: Any, *, disable: tuple[str, ...], state_dir: Path,
-                  retrieval_budget: int | None, embedder: Embedder | None, llm: Any, seed: int) -> MemoryAdapter:
+                  retrieval_budget: int | None, embedder: Embedder | None, llm: Any, seed: int,
+                  embedding_text: str = "content") -> MemoryAdapter:
     setup = AdapterSetup(
         options=options, disabled=frozenset(disable), state_dir=state_dir,
         retrieval_budget=retrieval_budget, embedder=embedder, llm=llm, seed=seed,
+        embedding_text=embedding_text,
     )
     return cls(setup)
 

@@ -137,6 +137,7 @@ def build_manifest(campaign: LoadedCampaign, conditions: dict[str, Any], plans) 
         "answerer": answerer.describe() | {"kind": spec.answerer.kind, "offline": spec.answerer.kind == "extractive"},
         "embedder": make_embedder(spec.embedder).name,
         "calibration_systems": list(CALIBRATION_SYSTEMS),
+        "embedding_text": spec.embedder.text,
         "judges": [{"name": "deterministic", "version": "1", "kind": "deterministic"}]
         + [j.model_dump(mode="json", exclude={"endpoint"}) | _endpoint_public(j.endpoint) for j in spec.judges],
         "plans": {f"{c}/{t}": d for (c, t), (_, d) in sorted(plans.items())},

@@ -4,7 +4,11 @@ Turn mapping (the harness gives one speaker per turn; Hermes syncs user/assistan
 
 - a `user` turn is buffered until the next turn;
 - an `assistant` turn is synced with the buffered user turn (or alone, if none is buffered);
-- a turn of any other role is treated as a user turn whose text is prefixed `"<speaker>: "`;
+- a turn of any other role is treated as a user turn;
+- every turn with a speaker name reaches the provider as `"[<name>] <text>"`, the way the Hermes
+  gateway renders a message in a shared multi-user session (`gateway/run.py`: `[{user_name}] `), so
+  LoCoMo's two people stay apart in the raw lines, the pages and the recalled facts. Hermes does
+  not prefix its own replies; a named assistant turn is prefixed too so its speaker is kept;
 - a buffered user turn with no reply is synced alone when the next user turn arrives, at a
   session end and before maintenance; it is not flushed before a query (the host would not
   have completed that turn yet, and an unconsolidated line cannot be recalled anyway).
@@ -147,6 +151,15 @@ MECHANISMS: tuple[MechanismSpec, ...] = (
 )
 
 
+def host_message(turn: ReplayTurn) -> str:
+    """A turn's text as the host hands it to the provider: `[Name] text` when the speaker is named.
+
+    A turn of a role other than user/assistant with no name keeps its role as the name.
+    """
+    name = turn.speaker or (turn.role if turn.role not in ("user", "assistant") else None)
+    return f"[{name}] {turn.content}" if name else turn.content
+
+
 def settings_from(options: Options, setup: AdapterSetup) -> Settings:
     fixes = Fixes(**{k.removeprefix("fix_"): v for k, v in options.model_dump().items() if k.startswith("fix_")})
     budget = options.recall_budget_tokens or setup.retrieval_budget or 1200
@@ -220,8 +233,10 @@ class ExiaSeedAdapter(MemoryAdapter):
             return
         self._delivered.append(turn.turn_id)
         if self._session is not None and turn.session_id != self._session:
-            self.provider.on_session_switch(turn.session_id, parent_session_id=self._session, now=turn.timestamp)
+            self.host.session_switch(turn.session_id, parent_session_id=self._session, now=turn.timestamp)
         self._session = turn.session_id
+        self.host.turn_start(len(self._delivered), turn.content, now=turn.timestamp)
+        turn = turn.model_copy(update={"content": host_message(turn)})
         if turn.role == "assistant":
             user, self._pending = self._pending, None
             self.host.sync(user.content if user else "", turn.content, session_id=turn.session_id,
@@ -229,13 +244,11 @@ class ExiaSeedAdapter(MemoryAdapter):
                            origins=(user.turn_id if user else None, turn.turn_id))
             return
         self._flush()
-        if turn.role != "user":
-            turn = turn.model_copy(update={"content": f"{turn.speaker or turn.role}: {turn.content}"})
         self._pending = turn
 
     def end_session(self, session_id: str, *, now: datetime) -> None:
         self._flush()
-        self.provider.on_session_end(None, now=now)
+        self.host.session_end(now=now)
 
     def maintain(self, operation: str, *, now: datetime) -> None:
         self._flush()

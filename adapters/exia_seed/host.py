@@ -12,6 +12,9 @@ What it keeps from Hermes (`agent/memory_manager.py`, `agent/redact.py`):
   the work its recall did, the host turns it into simulated seconds, and a recall over the
   limit is dropped and reported, as Hermes drops a timed-out provider's text.
 
+Every hook that depends on time gets the replay clock as `now=` (Hermes' own signatures take no
+time: the provider would read the wall clock); the host calls `on_turn_start` before each turn.
+
 Deviation: Hermes skips a turn whose user text is empty; a replayed trajectory can hold
 assistant-only turns, so this host passes them on.
 """
@@ -114,6 +117,15 @@ class HermesHost:
 
     def _clean(self, text: str) -> str:
         return redact(text) if self.redaction else text
+
+    def turn_start(self, turn_number: int, message: str, *, now: datetime) -> None:
+        self.provider.on_turn_start(turn_number, self._clean(message), now=now)
+
+    def session_end(self, *, now: datetime) -> None:
+        self.provider.on_session_end(None, now=now)
+
+    def session_switch(self, new_session_id: str, *, parent_session_id: str | None, now: datetime) -> None:
+        self.provider.on_session_switch(new_session_id, parent_session_id=parent_session_id, now=now)
 
     def sync(self, user: str, assistant: str, *, session_id: str, now: datetime,
              user_time: datetime | None, origins: tuple[str | None, str | None]) -> None:

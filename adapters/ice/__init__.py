@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
+from lsrep.adapters.formatting import embedding_text
 from lsrep.systems.ice import Fixes, IceConfig, IceSystem, SeedDefects, StageEvent, TurnRecord
 from lsrep.systems.ice import __version__ as ICE_VERSION
 from pydantic import BaseModel, ConfigDict, Field
@@ -35,6 +36,8 @@ from lsrep.contract import (
     ReplayTurn,
     digest_directory,
 )
+
+from .evidence import carried_turns
 
 PREFIX = "ice."
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -139,6 +142,10 @@ class Options(BaseModel):
     """Text files loaded into the document store at every reset (doc id = file stem)."""
     config: dict[str, Any] = Field(default_factory=dict)
     """Overrides of any other `IceConfig` field (validated; unknown keys are errors)."""
+    summary_citations: Literal["content", "batch"] = "content"
+    """Which turns a summary fragment cites: those whose content the summary text carries
+    (`adapters/ice/evidence.py`), or every turn of its batch (ICE's stored list; inflates
+    evidence recall)."""
     report_in_prompt: bool = False
     """Relay ICE's own `in_prompt` events. The harness derives `in_prompt` from the returned
     fragments and stores relayed ones apart, as `reported_in_prompt` (docs/fidelity.md)."""
@@ -172,6 +179,11 @@ class IceSnapshot:
     """A copy of the state directory (stores and the adapter's cursor)."""
 
     directory: DirectorySnapshot
+
+
+# Fragments ICE writes itself rather than quotes: graph facts are extracted, summaries summarised.
+# Declared as such, so content provenance judges them as derived text (docs/integrity.md).
+DERIVED_KIND = {"graph": "fact", "summary": "summary"}
 
 
 class IceAdapter(MemoryAdapter):
@@ -244,7 +256,8 @@ class IceAdapter(MemoryAdapter):
         record = TurnRecord(turn_id=turn.turn_id, conversation_id=conv,
                             session_id=turn.session_id, index=turn.index,
                             timestamp=turn.timestamp, role=turn.role, content=turn.content,
-                            speaker=turn.speaker)
+                            speaker=turn.speaker,
+                            embed_text=embedding_text(turn, self.setup.embedding_text))
         self.system.ingest(record, now=now, preflight=self.options.preflight_on_ingest)
         if (conv, turn.session_id) != (self._cursor.get("conversation"),
                                        self._cursor.get("session")):
@@ -265,12 +278,20 @@ class IceAdapter(MemoryAdapter):
                                   role="user", content=question)
         result = self.system.query(question, conversation_id=conv, now=now, store_as=store_as)
         fragments = tuple(
-            Fragment(text=f.text, source_turn_ids=f.source_turn_ids, tokens=f.tokens,
+            Fragment(text=f.text, source_turn_ids=self._cited(f), tokens=f.tokens,
                      mechanisms=tuple(PREFIX + m for m in f.mechanisms), score=f.score,
-                     kind=f.kind)
+                     kind=DERIVED_KIND.get(getattr(f, "source_type", None), f.kind))
             for f in result.fragments)
         return QueryResult(fragments=fragments, context_text=result.context_text,
                            truncated_tokens=result.truncated_tokens)
+
+    def _cited(self, fragment: Any) -> tuple[str, ...]:
+        """A summary cites only the turns it carries (by content); other fragments as ICE says."""
+        if fragment.source_type != "summary" or self.options.summary_citations == "batch":
+            return fragment.source_turn_ids
+        turns = self.system.db.episodic.get_many(list(fragment.source_turn_ids))
+        return carried_turns(fragment.text, fragment.source_turn_ids,
+                             {tid: t.content for tid, t in turns.items()})
 
     def end_session(self, session_id: str, *, now: datetime) -> None:
         """ICE has no session-end step: post-flight already ran for every turn."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from datetime import datetime
 
-from lsrep.adapters.formatting import turn_line
+from lsrep.adapters.formatting import embedding_text, turn_line
 from lsrep.systems.vector_rag import VectorRagMemory
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -41,7 +41,7 @@ class VectorRagAdapter(MemoryAdapter):
         self.memory = VectorRagMemory(embedder=embedder, top_k=opts.top_k, chronological=opts.chronological)
 
     def ingest(self, turn: ReplayTurn, *, now: datetime) -> None:
-        self.memory.add(turn.turn_id, turn_line(turn))
+        self.memory.add(turn.turn_id, turn_line(turn), embedding_text(turn, self.setup.embedding_text))
 
     def query(self, question: str, *, now: datetime) -> QueryResult:
         eligible = bool(self.memory.ids)

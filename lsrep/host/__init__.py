@@ -27,7 +27,8 @@ def check_mode(mode: str) -> str:
 
 
 def open_adapter(mode: str, cls: type, options: Any, raw_options: dict[str, Any], *, disable: tuple[str, ...],
-                 state_dir: Path, retrieval_budget: int | None, embedder: Any, llm: Any, seed: int) -> Any:
+                 state_dir: Path, retrieval_budget: int | None, embedder: Any, llm: Any, seed: int,
+                 embedding_text: str = "content") -> Any:
     """The adapter for a unit: a HostedAdapter (`process`) or the adapter itself (`in-process`).
 
     `options` is the validated Options instance (used in-process); the host re-validates
@@ -37,11 +38,12 @@ def open_adapter(mode: str, cls: type, options: Any, raw_options: dict[str, Any]
         from lsrep.harness import build_adapter
 
         return build_adapter(cls, options, disable=disable, state_dir=state_dir,
-                             retrieval_budget=retrieval_budget, embedder=embedder, llm=llm, seed=seed)
+                             retrieval_budget=retrieval_budget, embedder=embedder, llm=llm, seed=seed,
+                             embedding_text=embedding_text)
     from lsrep.host.client import open_hosted
 
     return open_hosted(cls, raw_options, disable=disable, retrieval_budget=retrieval_budget, embedder=embedder,
-                       llm=llm, seed=seed)
+                       llm=llm, seed=seed, embedding_text=embedding_text)
 
 
 def describe_host(mode: str) -> dict[str, Any]:

@@ -274,7 +274,8 @@ class HostedAdapter:
     """An adapter living in a host process, with the methods and capabilities the harness uses."""
 
     def __init__(self, host: HostProcess, cls: type[MemoryAdapter], *, options: dict[str, Any], disable: tuple[str, ...],
-                 retrieval_budget: int | None, seed: int, owns_host: bool = True) -> None:
+                 retrieval_budget: int | None, seed: int, owns_host: bool = True,
+                 embedding_text: str = "content") -> None:
         self.host, self.cls, self.owns_host = host, cls, owns_host
         self.name, self.version, self.Options = cls.name, cls.version, cls.Options
         self.mechanisms: tuple[MechanismSpec, ...] = cls.mechanisms
@@ -292,6 +293,7 @@ class HostedAdapter:
             "op": "build", "target": f"{cls.__module__}:{cls.__qualname__}", "name": cls.name,
             "options": encode(dict(options)), "disabled": sorted(disable),
             "retrieval_budget": retrieval_budget, "seed": seed, "embedder": spec, "llm": host.llm is not None,
+            "embedding_text": embedding_text,
         })
         self.instance = built["instance"]
         caps = built["capabilities"]
@@ -398,7 +400,7 @@ def _wire_args(args: tuple, kwargs: dict[str, Any]) -> tuple[Any, Any]:
 
 def open_hosted(cls: type[MemoryAdapter], options: dict[str, Any], *, disable: tuple[str, ...], retrieval_budget: int | None,
                 embedder: Any, llm: Any, seed: int, timeout: float = DEFAULT_TIMEOUT_S,
-                hooks: tuple[str, ...] = ()) -> HostedAdapter:
+                hooks: tuple[str, ...] = (), embedding_text: str = "content") -> HostedAdapter:
     """Start a host for one adapter instance (it stops when the adapter is closed or terminated).
 
     `options` are the condition's options as written; the host validates them with the adapter's
@@ -409,7 +411,7 @@ def open_hosted(cls: type[MemoryAdapter], options: dict[str, Any], *, disable: t
     try:
         host.start_path(import_path(cls), hooks)
         return HostedAdapter(host, cls, options=options, disable=disable, retrieval_budget=retrieval_budget,
-                             seed=seed)
+                             seed=seed, embedding_text=embedding_text)
     except HostError:
         host.close()
         raise

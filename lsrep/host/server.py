@@ -139,6 +139,7 @@ class Host:
             state_dir=state_dir, retrieval_budget=message["retrieval_budget"],
             embedder=self._embedder(message.get("embedder")),
             llm=RemoteLanguageModel(self.channel) if message.get("llm") else None, seed=message["seed"],
+            embedding_text=message.get("embedding_text", "content"),
         )
         adapter = cls(setup)
         adapter.bind_events(self._record_event)

@@ -122,6 +122,10 @@ class EmbedderSpec(Spec):
     kind: Literal["hashing", "openai", "minilm"] = "hashing"
     dim: int = Field(default=512, ge=1)
     endpoint: EndpointRef | None = None
+    text: Literal["content", "speaker", "date-speaker"] = "content"
+    """What of a turn every embedding system embeds: its content alone, `Speaker: content`, or
+    `[YYYY-MM-DD HH:MM] Speaker (role): content` (adapters/formatting.py). One policy per
+    campaign, so the arms compare retrieval, not text rendering; recorded in the manifest."""
 
 
 class CampaignSpec(Spec):

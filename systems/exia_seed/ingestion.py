@@ -21,27 +21,51 @@ from .prompts import Source
 from .settings import Settings
 
 _RAW_LINE = re.compile(r"^\[(?P<time>\d\d:\d\d)\] (?P<speaker>[^:]+): (?P<text>.*)$")
+# Retention commands count only when addressed to the memory as a command: at the start of a
+# sentence (after the host's optional `[Name]` prefix and softeners such as "please", "ok", "can you"),
+# never negated or embedded ("don't ever forget that…", "I won't forget that", "lost and forget
+# that"), and "forget it" (a dismissal) is no command. Measured on the 3,944 turns of the shared
+# LoCoMo cut: the unanchored seed patterns fired on 3 ordinary turns, these on none.
+_HOST_NAME = re.compile(r"^\s*\[[^\]\n]{1,80}\]\s*")
+_LEAD = (r"(?:^|(?<=[.!?;:\n])\s*)\s*"
+         r"(?:(?:please|pls|ok(?:ay)?|oh|actually|also|and|so|hey|s'il te pla[iî]t|stp)[,\s]+)*"
+         r"(?:(?:can|could|would|will) you (?:please )?|tu peux |peux-tu )?")
+_END = r"(?=\s*(?:[.!?;]|$|please\b|s'il))"
 _OMIT = re.compile(
-    r"\b(off the record|don'?t (?:remember|save) (?:this|that)|do not (?:remember|save) (?:this|that)"
-    r"|ne retiens pas|hors m[ée]moire)\b",
+    r"\boff the record\b"
+    r"|" + _LEAD + r"(?:don'?t|do not) (?:remember|save|store|record|keep) (?:this|that|it)\b"
+    r"|" + _LEAD + r"(?:ne retiens pas|ne m[ée]morise pas)\b|\bhors m[ée]moire\b",
     re.IGNORECASE,
 )
 _WITHDRAW = re.compile(
-    r"\b(forget what i just said|forget that|scratch that from memory"
-    r"|oublie ce que je viens de dire|oublie [çc]a)\b[.!,;]?",
+    _LEAD + r"(?:"
+    r"forget (?:what|everything) i (?:just )?(?:said|told you|wrote)[^.!?\n]*"
+    r"|(?:forget|scratch|delete|erase) (?:that|this) from (?:your )?memory"
+    r"|forget (?:that|about that|this)" + _END +
+    r"|forget (?:that|about) (?=(?:i|i'm|i've|my|we|our|me)\b)[^.!?\n]*"
+    r"|oublie ce que je (?:viens de dire|t'ai dit)[^.!?\n]*"
+    r"|oublie [çc]a" + _END +
+    r")[.!?,;]?",
     re.IGNORECASE,
 )
 
 
 def omit_requested(text: str) -> bool:
     """The user asked that the current turn not be written."""
-    return bool(_OMIT.search(text))
+    return bool(_OMIT.search(_HOST_NAME.sub("", text, count=1)))
 
 
 def split_withdrawal(text: str) -> tuple[bool, str]:
-    """Whether the user withdrew the previous turn, and the text without the command."""
-    stripped, n = _WITHDRAW.subn("", text)
-    return n > 0, " ".join(stripped.split())
+    """Whether the user withdrew the previous turn, and the text without the command.
+
+    A command with its own object ("forget that I live in Lisbon") is removed with that object, so
+    the fact asked to be forgotten is not captured again by the turn that asks.
+    """
+    name = _HOST_NAME.match(text)
+    prefix = name.group(0) if name else ""
+    stripped, n = _WITHDRAW.subn("", text[len(prefix):])
+    rest = " ".join(stripped.split())
+    return n > 0, f"{prefix}{rest}" if rest else ""
 
 
 @dataclass(frozen=True)

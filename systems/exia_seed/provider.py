@@ -141,6 +141,15 @@ class ExiaSeedProvider:
         return StandInModel(language=self.settings.language, min_words=self.settings.standin_min_words).complete
 
     # -- turn sync ------------------------------------------------------------------------
+    def on_turn_start(self, turn_number: int, message: str, *, now: datetime, **kwargs: Any) -> None:
+        """Hermes' per-turn hook: the first call after a busy window runs queued consolidation."""
+        self._run_queued(now)
+
+    def on_pre_compress(self, messages: Sequence[dict[str, Any]] | None = None, *, now: datetime) -> str:
+        """Before the host compresses its context: the turns are already in raw capture; nothing to add."""
+        self._run_queued(now)
+        return ""
+
     def sync_turn(self, user_content: str, assistant_content: str, *, session_id: str = "",
                   messages: Sequence[dict[str, Any]] | None = None, now: datetime,
                   user_time: datetime | None = None, origins: tuple[str | None, str | None] = (None, None),
@@ -259,9 +268,9 @@ class ExiaSeedProvider:
         }])
 
     # -- tools ----------------------------------------------------------------------------
-    def handle_tool_call(self, tool_name: str, args: dict[str, Any], **kwargs: Any) -> str:
-        """Run a tool and return its JSON reply. Requires `now=`."""
-        now = kwargs.get("now")
+    def handle_tool_call(self, tool_name: str, args: dict[str, Any], *, now: datetime | None = None,
+                         **kwargs: Any) -> str:
+        """Run a tool and return its JSON reply. Requires `now=` (Hermes passes extra kwargs through)."""
         if not isinstance(now, datetime):
             return json.dumps({"error": "now (simulated time) is required"})
         mechanism = {NOTE_TOOL: "tool.note", SEARCH_TOOL: "tool.search", READ_TOOL: "tool.read"}.get(tool_name)

@@ -39,6 +39,7 @@ _FUTURE = re.compile(
 )
 _PRIVATE = re.compile(r"\b(confidential|between us|keep (?:this|it) private|confidentiel|entre nous)\b", re.IGNORECASE)
 _SPEAKER_PREFIX = re.compile(r"^[^:]{1,40}: ")
+_HOST_NAME = re.compile(r"^\[([^\]\n]{1,40})\] ")
 
 
 class StandInModel:
@@ -69,9 +70,10 @@ class StandInModel:
                 continue
             said = date.fromisoformat(source.day)
             body = _SPEAKER_PREFIX.sub("", source.text, count=1)
-            # A host may prefix another speaker's name ("Caroline: ..."): keep it on every fact.
-            named = _SPEAKER_PREFIX.match(body)
-            speaker = named[0][:-2] if named else None
+            # A host may prefix the speaker's name (Hermes' gateway: "[Caroline] ...", or
+            # "Caroline: ..."): keep it on every fact, not only on the turn's first sentence.
+            named = _HOST_NAME.match(body) or _SPEAKER_PREFIX.match(body)
+            speaker = (named[1] if named.re is _HOST_NAME else named[0][:-2]) if named else None
             for sentence in sentences(body[len(named[0]):] if named else body):
                 if len(content_words(sentence)) < self.min_words:
                     continue

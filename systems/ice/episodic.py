@@ -51,6 +51,8 @@ class TurnRecord:
     role: str
     content: str
     speaker: str | None = None
+    embed_text: str | None = None
+    """The text whose vector is stored (the host's embedding-text policy); None: the content."""
 
 
 @dataclass(frozen=True)

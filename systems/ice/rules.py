@@ -64,6 +64,24 @@ _THIRD_PERSON = [
 ]
 
 _ALWAYS = re.compile(r"^(?:please\s+)?(always|never)\s+(.+)$", re.I)
+# Relatives and friends one can have several of: a new one is added, never supersedes (Ana being
+# my sister does not stop Eva being my sister). Unique ones (mother, husband, ...) stay exclusive.
+KIN_MULTI = frozenset(
+    """sister brother sibling cousin aunt uncle niece nephew son daughter child kid grandchild
+    grandson granddaughter grandmother grandfather grandma grandpa grandparent friend colleague
+    coworker neighbor neighbour classmate roommate teammate mentor""".split()
+)
+KIN_UNIQUE = frozenset("mother mom mum father dad husband wife partner boyfriend girlfriend fiance fiancee".split())
+# "Always"/"never" opens an instruction only before a verb in its base form: narrative and
+# chit-chat ("never been fishing", "never thought…", "always here to help", "always a blessing")
+# is no procedure.
+_NOT_BASE_VERB = frozenset(
+    """been was were had did thought felt knew saw seen went gone got made found done heard told said
+    came took gave left met lost won ran sat stood wrote read understood forgot forgotten here there
+    a an the so such too very really quite just still also up on in at with about for to good great
+    nice happy glad fun ready sure open keen there's it's i i'm i've i'd we you he she they it my
+    your our their his her this that these those""".split()
+)
 _FROM_NOW = re.compile(r"\bfrom now on,?\s+(?:please\s+)?(?:you should\s+)?(.+)$", re.I)
 _WHEN_ASK = re.compile(r"\bwhen I ask (?:you )?(?:about |for )?(.+?),\s*(?:please\s+)?(.+)$", re.I)
 _STOP = re.compile(r"^(?:please\s+)?(?:stop|quit)\s+(.+)$", re.I)
@@ -131,11 +149,12 @@ def _sentence_triples(sent: str, date: str | None) -> list[dict[str, Any]]:
                              kind_word if span[1] else None))
     elif (mine := _MY_X_IS.search(sent)) and (span := object_span(sent[mine.end():])):
         rel = _slug(mine.group(1))
-        found.append(_triple("user", rel, span[0], "property", date, 0.9,
-                             (rel if rel != "name" else None) if span[1] else None))
+        if not _is_kin(rel) or span[1]:  # "my sister is visiting" names no relative
+            found.append(_triple("user", rel, span[0], _kin_kind(rel), date, 0.9,
+                                 (rel if rel != "name" else None) if span[1] else None))
     if m := _X_IS_MY.search(sent):
         rel = _slug(m.group(2))
-        found.append(_triple("user", rel, m.group(1), "property", date, 0.8, rel))
+        found.append(_triple("user", rel, m.group(1), _kin_kind(rel), date, 0.8, rel))
     for pattern, relation, subj_type, obj_type in _THIRD_PERSON:
         for m in pattern.finditer(sent):
             span = object_span(sent[m.end():])
@@ -143,6 +162,22 @@ def _sentence_triples(sent: str, date: str | None) -> list[dict[str, Any]]:
                 found.append(_triple(m.group(1), relation, span[0], "property", date, 0.7,
                                      obj_type, subj_type))
     return found
+
+
+def _is_kin(relation: str) -> bool:
+    last = relation.split("_")[-1]
+    return last in KIN_MULTI or last in KIN_UNIQUE
+
+
+def _kin_kind(relation: str) -> str:
+    """`multi` for a relation one can hold with several people (`best_friend`, `sister`)."""
+    return "multi" if relation.split("_")[-1] in KIN_MULTI and not relation.startswith("best_") else "property"
+
+
+def _base_verb(word: str) -> bool:
+    """Whether a word can open an instruction (a verb in its base form), by exclusion."""
+    w = word.lower().strip(",;:")
+    return bool(w) and w not in _NOT_BASE_VERB and not w.endswith(("ed", "ing", "n't"))
 
 
 def extract_mentions(text: str) -> list[dict[str, str]]:
@@ -171,7 +206,7 @@ def extract_procedures(text: str) -> list[dict[str, Any]]:
         elif m := _FROM_NOW.search(body):
             ops.append({"action": "add", "trigger": _trigger(m.group(1)),
                         "instruction": m.group(1)})
-        elif m := _ALWAYS.match(body):
+        elif (m := _ALWAYS.match(body)) and _base_verb(m.group(2).split()[0]):
             ops.append({"action": "add", "trigger": _trigger(m.group(2)),
                         "instruction": f"{m.group(1).lower()} {m.group(2)}"})
         elif m := _STOP.match(body):

@@ -114,7 +114,7 @@ class IceSystem:
         db = self.db
         topic = classify_topic(turn.content)
         self.emit("postflight.store", "eligible", ids=(turn.turn_id,))
-        if not db.episodic.add(turn, embed_one(self.embedder, turn.content), topic):
+        if not db.episodic.add(turn, embed_one(self.embedder, turn.embed_text or turn.content), topic):
             self.emit("postflight.store", "error", reason="duplicate turn id",
                       ids=(turn.turn_id,))
             return

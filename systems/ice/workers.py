@@ -19,6 +19,7 @@ from .extraction import (
     parse_summary,
     summarize_messages,
 )
+from .speakers import attribute, speaker_subject
 from .stores import Stores
 
 SECONDS_PER_DAY = 86_400.0
@@ -46,7 +47,9 @@ def extract_turn(turn: StoredTurn, *, stores: Stores, config: IceConfig, lm: Lan
     src = (turn.turn_id,)
     if codex_on:
         emit("extract.codex", "eligible", source_turn_ids=src)
-        out = stores.codex.apply(result.triples, result.mentions, turn_id=turn.turn_id,
+        subject = speaker_subject(stores.codex, turn.speaker, now=now, conv_id=turn.conversation_id,
+                                  turn_id=turn.turn_id)
+        out = stores.codex.apply(attribute(result.triples, subject), result.mentions, turn_id=turn.turn_id,
                                  conv_id=turn.conversation_id, now=now,
                                  dedupe=not config.seed_defects.extraction_duplicates)
         changed = out.edges_added + out.edges_superseded

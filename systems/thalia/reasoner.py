@@ -24,16 +24,17 @@ from .events import EventRelay
 from .lm import LMClient
 from .prompt import build_messages
 from .routing import explicit_memory_request, requires_consolidation, route_for
-from .text import content_tokens, distinct_tokens, token_count
+from .text import content_tokens, distinct_tokens, said_tokens, strip_rendering, token_count
 
 
 def integrate(query: str, windows: Sequence[EvidenceWindow], cap: int) -> list[EvidenceWindow]:
     """ReAct read -> integrate: keep windows sharing a content token with the query or with
-    windows already kept (one hop), in rank order, up to the cap [CHOICE]."""
+    windows already kept (one hop), in rank order, up to the cap [CHOICE]. Window tokens
+    exclude the rendering prefix (a shared date or speaker is no shared content)."""
     frontier = set(content_tokens(query))
     kept: list[EvidenceWindow] = []
     for w in windows:
-        toks = content_tokens(w.text)
+        toks = said_tokens(w.text)
         if toks & frontier:
             kept.append(w)
             frontier |= toks
@@ -43,19 +44,21 @@ def integrate(query: str, windows: Sequence[EvidenceWindow], cap: int) -> list[E
 
 
 def cite(answer: str, windows: Sequence[EvidenceWindow], min_overlap: int) -> list[EvidenceWindow]:
-    """Windows sharing at least `min_overlap` non-stopword tokens with the answer [CHOICE]."""
-    wanted = content_tokens(answer)
-    return [w for w in windows if len(wanted & content_tokens(w.text)) >= min_overlap]
+    """Windows sharing at least `min_overlap` non-stopword tokens with the answer [CHOICE],
+    rendering prefixes excluded on both sides."""
+    wanted = said_tokens(answer)
+    return [w for w in windows if len(wanted & said_tokens(w.text)) >= min_overlap]
 
 
 def support(answer: str, cited: Sequence[EvidenceWindow]) -> float:
-    """|U(ŷ) ∩ U(E_cite)| / |U(ŷ)| (0 for an empty answer) [INFER]."""
-    u = distinct_tokens(answer)
+    """|U(ŷ) ∩ U(E_cite)| / |U(ŷ)| (0 for an empty answer) [INFER], over the said words:
+    rendering prefixes excluded on both sides."""
+    u = distinct_tokens(strip_rendering(answer))
     if not u:
         return 0.0
     evidence: set[str] = set()
     for w in cited:
-        evidence |= distinct_tokens(w.text)
+        evidence |= distinct_tokens(strip_rendering(w.text))
     return len(u & evidence) / len(u)
 
 

@@ -40,6 +40,26 @@ def content_tokens(text: str) -> frozenset[str]:
     return frozenset(t for t in tokenize(text) if t not in stop)
 
 
+# The rendering prefix `render_lines` puts before a line's words: `[YYYY-MM-DD] Speaker: ` (or
+# `Speaker: ` without dates). Recalled windows join an episode's lines with spaces, so a dated
+# prefix can also start mid-line.
+_RENDER_PREFIX = re.compile(r"(?:^|(?<=\s))\[\d{4}-\d{2}-\d{2}\] [^:\n]{1,60}: |^[^:\n\[]{1,60}: ", re.MULTILINE)
+
+
+def strip_rendering(text: str) -> str:
+    """A rendered window or answer without its `[date] Speaker:` prefixes: the turns' own words."""
+    return _RENDER_PREFIX.sub("", text)
+
+
+def said_tokens(text: str) -> frozenset[str]:
+    """Content tokens of what was said: U(x) minus stopwords, rendering prefixes excluded.
+
+    Citation, support and ReAct integration compare these, so a shared date or speaker name
+    (present on every line) does not make two lines share content.
+    """
+    return content_tokens(strip_rendering(text))
+
+
 def token_count(text: str) -> int:
     """THALIA's own token estimate |T(x)| (the evidence budget's unit) [SEED]."""
     return len(tokenize(text))

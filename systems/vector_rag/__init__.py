@@ -40,14 +40,16 @@ class VectorRagMemory:
     _matrix: np.ndarray | None = None
     _held: set[str] = field(default_factory=set)
 
-    def add(self, turn_id: str, text: str) -> None:
-        """Store a turn's vector; a turn id already held is not stored again."""
+    def add(self, turn_id: str, text: str, embed_text: str | None = None) -> None:
+        """Store a turn's text and the vector of `embed_text` (default: the text itself);
+        a turn id already held is not stored again."""
         if turn_id in self._held:
             return
         self._held.add(turn_id)
         self.ids.append(turn_id)
         self.texts.append(text)
-        self._rows.append(np.asarray(self.embedder.embed([text]), dtype=np.float64)[0])
+        vector_of = text if embed_text is None else embed_text
+        self._rows.append(np.asarray(self.embedder.embed([vector_of]), dtype=np.float64)[0])
         self._matrix = None
 
     def search(self, question: str) -> list[Hit]:

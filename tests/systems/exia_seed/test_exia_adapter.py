@@ -81,10 +81,45 @@ def test_turn_pairing_other_speakers_and_unanswered_turns(tmp_path):
         "[09:01] User: Second question about roses.",
         "[09:02] Assistant: An answer about roses.",
         "[09:03] Assistant: A follow-up remark.",
-        "[09:04] User: Caroline: I went to the support group yesterday.",
+        "[09:04] User: [Caroline] I went to the support group yesterday.",
     ]
     origins = (adapter.state_dir / "exia_seed" / "etat" / "origines.jsonl").read_text()
     assert [json.loads(r)["origine"] for r in origins.splitlines()] == ["t0", "t1", "t2", "t3", "t4"]
+
+
+def test_speaker_names_kept_on_user_and_assistant_turns(tmp_path):
+    """LoCoMo: two named people, both role `user`; the names reach the raw lines and the recalled facts."""
+    adapter, _ = make(tmp_path, phase=2, tools="off", no_agent_speaker=True)
+    ids = feed(adapter, [("user", "Caroline", "I adopted a grey cat named Pixel last week."),
+                         ("user", "Melanie", "I painted a big lake sunrise for my kids."),
+                         ("assistant", "Hermes", "Both sound wonderful."),
+                         ("user", None, "No name on this one.")])
+    adapter.end_session("s1", now=at(minutes=10))
+    assert raw_lines(adapter) == [
+        "[09:00] User: [Caroline] I adopted a grey cat named Pixel last week.",
+        "[09:01] User: [Melanie] I painted a big lake sunrise for my kids.",
+        "[09:02] Assistant: [Hermes] Both sound wonderful.",
+        "[09:03] User: No name on this one.",
+    ]
+    result = adapter.query("Who adopted the cat Pixel?", now=at(minutes=20))
+    cat = [f for f in result.fragments if f.kind in ("fact", "summary") and "Pixel" in f.text]
+    assert cat and all("Caroline" in f.text for f in cat) and cat[0].source_turn_ids == (ids[0],)
+    assert "Caroline" in result.context_text
+
+
+def test_named_speaker_retention_commands_fire_and_ordinary_speech_does_not(tmp_path):
+    adapter, events = make(tmp_path, tools="off")
+    feed(adapter, [("user", "Ana", "My bike is a blue Peugeot from my uncle Marc."),
+                   ("user", "Ana", "Please forget that I live in Lisbon."),
+                   ("user", "Bo", "Forget it, let's go to the beach."),
+                   ("user", "Bo", "I won't forget that trip.")])
+    adapter.end_session("s1", now=at(minutes=10))
+    retention = [e for e in events if e.mechanism == "exia.ingest.retention"]
+    assert [e.reason for e in retention] == ["withdraw-previous"]
+    lines = raw_lines(adapter)
+    assert not any("Lisbon" in ln for ln in lines)  # the fact asked to be forgotten is not captured
+    assert lines[-2:] == ["[09:02] User: [Bo] Forget it, let's go to the beach.",
+                          "[09:03] User: [Bo] I won't forget that trip."]
 
 
 def test_host_redacts_before_the_provider_masks(tmp_path):
@@ -230,3 +265,58 @@ def test_same_inputs_give_the_same_state_digest(tmp_path):
         adapter.query("Tell me about Rex", now=at(days=1, minutes=30))
         digests.append(adapter.state_digest())
     assert digests[0] == digests[1]
+
+
+def test_every_timed_provider_hook_takes_now_and_the_host_passes_it(tmp_path):
+    import inspect
+
+    from lsrep.systems.exia_seed import ExiaSeedProvider
+
+    hooks = ("sync_turn", "prefetch", "queue_prefetch", "handle_tool_call", "on_turn_start", "on_session_end",
+             "on_session_switch", "on_pre_compress", "on_memory_write")
+    for hook in hooks:
+        parameter = inspect.signature(getattr(ExiaSeedProvider, hook)).parameters.get("now")
+        assert parameter is not None and parameter.kind is inspect.Parameter.KEYWORD_ONLY, hook
+    seen: list[tuple[str, object]] = []
+    adapter, _ = make(tmp_path, busy_minutes=60, fix_queue_when_busy=True)
+    for hook in ("on_turn_start", "on_session_end", "on_session_switch"):
+        original = getattr(adapter.provider, hook)
+
+        def spy(*args, _hook=hook, _original=original, **kwargs):
+            seen.append((_hook, kwargs["now"]))
+            return _original(*args, **kwargs)
+
+        setattr(adapter.provider, hook, spy)
+    feed(adapter, TURNS[:2])
+    feed(adapter, TURNS[2:], session="s2", start=2)
+    adapter.end_session("s2", now=at(minutes=30))
+    assert seen == [("on_turn_start", at(minutes=0)), ("on_turn_start", at(minutes=1)),
+                    ("on_session_switch", at(minutes=2)), ("on_turn_start", at(minutes=2)),
+                    ("on_turn_start", at(minutes=3)), ("on_session_end", at(minutes=30))]
+
+
+def test_turn_start_runs_consolidation_queued_in_a_busy_window(tmp_path):
+    adapter, _ = make(tmp_path, phase=2, tools="off", busy_minutes=60, fix_queue_when_busy=True)
+    provider = adapter.provider
+    provider.sync_turn("My dog Rex loves the big park near the river.", "", now=at())
+    provider.on_session_end(None, now=at(minutes=1))  # consolidates; busy until minute 61
+    provider.sync_turn("My sister Alice lives in Lyon with her husband Bob.", "", now=at(minutes=10))
+    provider.on_session_end(None, now=at(minutes=11))  # inside the window: queued
+    pages = adapter.state_dir / "exia_seed" / "fiches"
+    assert "Alice" not in "".join(p.read_text() for p in pages.glob("*.md"))
+    provider.on_turn_start(5, "hello", now=at(minutes=30))  # still busy
+    assert "Alice" not in "".join(p.read_text() for p in pages.glob("*.md"))
+    provider.on_turn_start(6, "hello", now=at(minutes=62))
+    assert "Alice" in "".join(p.read_text() for p in pages.glob("*.md"))
+
+
+def test_every_fact_of_a_named_turn_keeps_the_speaker(tmp_path):
+    """The stand-in splits a turn into sentence facts; each keeps `[Name]`'s name and lands on her page."""
+    adapter, _ = make(tmp_path, phase=2, tools="off", no_agent_speaker=True)
+    feed(adapter, [("user", "Melanie", "Wow, that sounds lovely today. I painted a big lake sunrise for my kids "
+                                       "last weekend at home.")])
+    adapter.end_session("s1", now=at(minutes=10))
+    pages = {p.stem: p.read_text() for p in (adapter.state_dir / "exia_seed" / "fiches").glob("*.md")}
+    painted = [ln for text in pages.values() for ln in text.splitlines() if "painted a big lake" in ln]
+    assert painted and all(ln.startswith("- Melanie: I painted") for ln in painted)
+    assert any("painted a big lake" in text for stem, text in pages.items() if stem == "melanie")

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+from pathlib import Path
 
 import pytest
 from exia_testkit import at
 from lsrep.systems.exia_seed import ExiaSeedProvider
+from lsrep.systems.exia_seed.ingestion import omit_requested, split_withdrawal
 from lsrep.systems.exia_seed.registre import Registre
 
 
@@ -117,3 +119,55 @@ def test_settings_load_from_the_host_config(tmp_path):
     (home / "config.json").write_text(json.dumps({"memory": {"exia_seed": {"phasee": 2}}}))
     with pytest.raises(ValueError, match="phasee"):
         ExiaSeedProvider().initialize("s1", hermes_home=home, platform="cli")
+
+
+LOCOMO = Path(__file__).resolve().parents[4] / "shared" / "datasets" / "locomo" / "locomo-dev7.json"
+
+
+def locomo_turns() -> list[tuple[str, str, str]]:
+    if not LOCOMO.exists():
+        pytest.skip(f"LoCoMo data not found at {LOCOMO}")
+    samples = json.loads(LOCOMO.read_text())
+    return [(s["sample_id"], t["dia_id"], f"[{t['speaker']}] {t['text']}")
+            for s in samples for key, turns in s["conversation"].items()
+            if key.startswith("session_") and isinstance(turns, list) for t in turns]
+
+
+def test_no_retention_command_fires_on_ordinary_locomo_dialogue():
+    """3,944 real turns, each as the host hands it over (`[Name] text`): none is a command.
+
+    The unanchored seed patterns fired on three of them ("…lost and forget that", "I won't forget
+    that", "don't ever forget that you have people cheering you on").
+    """
+    turns = locomo_turns()
+    assert len(turns) == 3944
+    fired = [(s, d) for s, d, text in turns if omit_requested(text) or split_withdrawal(text)[0]]
+    assert fired == []
+    assert split_withdrawal("[Maria] It's easy to get lost and forget that.")[0] is False
+
+
+@pytest.mark.parametrize("text", ["forget it, let's go", "Forget it, let's go!", "I don't remember that place.",
+                                  "Don't ever forget that you are loved.", "I won't forget that.",
+                                  "Did you forget that?", "and we forgot that from memory lane"])
+def test_ordinary_speech_is_no_command(text):
+    assert not omit_requested(text) and not split_withdrawal(text)[0]
+
+
+@pytest.mark.parametrize(("text", "rest"), [
+    ("please forget that I live in Lisbon", ""),
+    ("[Ana] Please forget that I live in Lisbon.", ""),
+    ("Forget what I just said.", ""),
+    ("ok, forget that.", ""),
+    ("Can you forget that? Thanks", "Thanks"),
+    ("Great trip. Forget that I said I hated it. Back home now.", "Great trip. Back home now."),
+    ("[Ana] Scratch that from memory please.", "[Ana] please."),
+    ("Oublie ça.", ""),
+])
+def test_explicit_withdrawal_requests_fire(text, rest):
+    assert split_withdrawal(text) == (True, rest)
+
+
+@pytest.mark.parametrize("text", ["Off the record, my salary is very low.", "[Ana] Don't save this: my PIN is 1234.",
+                                  "Please do not remember this.", "Ne retiens pas ça."])
+def test_explicit_omit_requests_fire(text):
+    assert omit_requested(text)

@@ -234,3 +234,30 @@ def test_live_preflight_and_deferred_extraction_options(tmp_path):
     deferred.maintain("extract", now=day(1))
     assert deferred.system.db.codex.edge_count() == 1
     assert stages(events, "ice.worker.extract")[-2:] == ["executed", "output"]
+
+
+def test_summary_fragment_cites_only_the_turns_its_text_carries(tmp_path):
+    """The offline summary keeps each user turn's first sentence (capped): a turn whose words it
+    does not hold is no evidence behind the summary, whatever ICE's batch list says."""
+    from lsrep.adapters.ice.evidence import carried_turns
+
+    texts = ["I adopted a grey cat named Pixel from the shelter on Tuesday. She sleeps all day.",
+             "The weather was grim and the bus was late again this morning.",
+             "My sister Alice moved to Lyon last spring with her husband."]
+    cited = {}
+    for policy in ("content", "batch"):
+        adapter, _ = make(tmp_path, policy, summary_citations=policy,
+                          config={"summary_batch_turns": 3, "summary_max_chars": 150})
+        ids = replay(adapter, [texts])
+        adapter.maintain("summarize", now=T0 + timedelta(days=2))
+        result = adapter.query("Which cat named Pixel did I adopt from the shelter?", now=T0 + timedelta(days=3))
+        summary = [f for f in result.fragments if f.text.startswith("Summary (")]
+        assert len(summary) == 1, [f.text for f in result.fragments]
+        cited[policy] = summary[0].source_turn_ids
+    assert cited["batch"] == tuple(ids)
+    # 150 characters hold the first two first-sentences; the third turn is cut off entirely.
+    assert "Lyon" not in summary[0].text
+    assert cited["content"] == (ids[0], ids[1])
+    assert carried_turns("Pixel the grey cat", ["a", "b"], {"a": "grey cat Pixel", "b": "Alice in Lyon"}) == ("a",)
+    # a turn whose one long sentence is only partly in the summary is not carried
+    assert carried_turns("Alice moved", ["a"], {"a": "My sister Alice moved to Lyon last spring."}) == ()

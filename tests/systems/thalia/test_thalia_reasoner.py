@@ -133,3 +133,42 @@ def test_strip_cue():
     assert strip_cue("Please remember that my office is in Berlin") == "My office is in Berlin"
     assert strip_cue("Note: the cabin code is 4411") == "The cabin code is 4411"
     assert strip_cue("plain fact") == "Plain fact"
+
+
+def test_rendering_prefixes_are_no_shared_content():
+    """`[date] Speaker:` is on every line; citation, support and integrate ignore it."""
+    from lsrep.systems.thalia.reasoner import cite, support
+
+    answer = "[2024-05-01] Ana: my wifi password is bluefish42"
+    ws = [_window(0, "[2024-05-01] Ana: my wifi password is bluefish42"),
+          _window(1, "[2024-05-01] Ana: the garden party was lovely"),
+          _window(2, "[2024-05-01] Ana: a bluefish42 sticker")]
+    assert [w.window_id for w in cite(answer, ws, 1)] == ["line:0", "line:2"]
+    assert support(answer, [ws[1]]) == 0.0  # the shared date and name support nothing
+    assert support(answer, [ws[0]]) == 1.0
+    # one hop through content: line:1 shares only the prefix with line:0 and the query
+    assert [w.window_id for w in integrate("ana wifi password", ws, 5)] == ["line:0", "line:2"]
+
+
+def test_answer_grounded_only_by_the_fallback_when_nothing_said_is_shared(tmp_path):
+    with Thalia(tmp_path / "s", lm=CallableLM(lambda m: "[2024-05-01] User: zebra unicorn")) as t:
+        feed(t, ["my wifi password is bluefish42", "the garden party"])
+        out = t.answer("what is the wifi password", timestamp=T0)
+    assert out.reasoner.citation_fallback and len(out.reasoner.citations) == 1
+
+
+def test_locomo_cited_share_below_one_and_integrate_drops_windows():
+    """conv-26, every QA asked once over the whole conversation (scripts/seed_figures.py thalia)."""
+    import importlib.util
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[3] / "scripts" / "seed_figures.py"
+    spec = importlib.util.spec_from_file_location("seed_figures", script)
+    figures = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(figures)
+    if not figures.LOCOMO.exists():
+        pytest.skip(f"LoCoMo data not found at {figures.LOCOMO}")
+    f = figures.thalia_figures("conv-26")
+    assert f["questions"] == 199
+    assert 0.5 < f["cited_share"] < 0.95  # 0.8462 measured; 1.0 when prefixes counted as content
+    assert f["react_narrowed"] >= 1 and f["react_dropped_windows"] >= 1
