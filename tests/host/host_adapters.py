@@ -34,6 +34,7 @@ class IntrospectAdapter(MemoryAdapter):
             "argv": sys.argv, "cwd": os.getcwd(), "env": sorted(os.environ), "ppid": os.getppid(),
             "pids": sorted(int(p) for p in os.listdir("/proc") if p.isdigit()), "pid": os.getpid(),
             "state_dir": str(self.setup.state_dir), "llm": self.setup.llm is not None,
+            "embedding_text": self.setup.embedding_text,
             "parent_cmdline": _read(f"/proc/{os.getppid()}/cmdline").split("\0"),
             "parent_env": sorted(e.partition("=")[0] for e in _read(f"/proc/{os.getppid()}/environ").split("\0") if e),
         }

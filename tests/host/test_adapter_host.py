@@ -174,3 +174,15 @@ def test_an_adapter_the_host_cannot_import_is_a_clear_failure():
 
     with pytest.raises(HostError, match=r"could not build .*LocalAdapter: AttributeError"):
         open_hosted(LocalAdapter, {}, disable=(), retrieval_budget=None, embedder=None, llm=None, seed=0)
+
+
+def test_the_campaign_embedding_policy_reaches_a_hosted_adapter():
+    adapter = _open("IntrospectAdapter", embedding_text="date-speaker")
+    try:
+        adapter.reset(conversation_id="c", now=NOW)
+        adapter.ingest(TURN, now=NOW)
+        seen = json.loads(adapter.query("which policy?", now=NOW).fragments[0].text)
+    finally:
+        adapter.close()
+    assert seen["embedding_text"] == "date-speaker"  # matched arms hold in the host too
+
