@@ -245,7 +245,7 @@ def test_the_e16_race_reaches_the_audit_as_an_error_only_when_a_write_is_lost(tm
     for fixed in (False, True):
         model = _StandInFacts()
         calls = iter(range(100))
-        model.summary = lambda subject: f"{subject} is {'very ' * next(calls)}friendly."  # always a new summary
+        model.summary = lambda subject, calls=calls: f"{subject} is {'very ' * next(calls)}friendly."  # new each time
         adapter, events = make(tmp_path / str(fixed), llm=model, phase=2, tools="off", auto_consolidate=False,
                                fix_summary_lock=fixed)
         feed(adapter, TURNS)
