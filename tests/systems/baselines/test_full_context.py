@@ -113,3 +113,50 @@ def test_snapshot_restore_and_digest():
     assert adapter.state_digest() != before
     adapter.restore(snap)
     assert adapter.state_digest() == before and len(adapter.query("q", now=T0).fragments) == 1
+
+
+def test_options_bounds_capabilities_and_immutable_lines():
+    import dataclasses
+
+    import pytest
+    from pydantic import ValidationError
+
+    assert FullContextOptions(context_limit=1).context_limit == 1
+    with pytest.raises(ValidationError):
+        FullContextOptions(context_limit=0)
+    assert FullContextAdapter.supports_snapshot is True
+    assert all(not m.can_disable for m in FullContextAdapter.mechanisms)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        Line("t0", "s0", "x", 1).tokens = 2  # type: ignore[misc]
+
+
+def test_exactly_one_dropped_turn_is_reported_as_a_cut():
+    adapter, events = _adapter(limit=4)
+    adapter.ingest(_turn(0, "x" * 16), now=T0)
+    adapter.ingest(_turn(1, "y"), now=T0)
+    lines = adapter.memory.lines
+    adapter.memory.context_limit = lines[1].tokens  # room for the newest turn only
+    result = adapter.query("q", now=T0)
+    assert [f.source_turn_ids[0] for f in result.fragments] == ["t1"]
+    cut = [e for e in events if e.mechanism == TRUNCATE]
+    assert [e.stage for e in cut] == ["eligible", "executed", "output"] and cut[1].count == 1
+    assert result.truncated_tokens == lines[0].tokens
+
+
+def test_the_protocol_methods_take_now_by_keyword_only():
+    import pytest
+
+    adapter, _ = _adapter(limit=None)
+    with pytest.raises(TypeError):
+        adapter.reset("c", T0)
+    with pytest.raises(TypeError):
+        adapter.ingest(_turn(0, "x"), T0)
+    with pytest.raises(TypeError):
+        adapter.query("q", T0)
+
+
+def test_the_dropped_count_is_exact_for_any_history_length():
+    for n, limit in ((6, 3), (7, 2), (12, 5), (5, 4)):
+        recall = filled(limit, [1] * n).recall()
+        assert [line.turn_id for line in recall.lines] == [f"t{i}" for i in range(n - limit, n)]
+        assert (recall.dropped_turns, recall.dropped_tokens) == (n - limit, n - limit)

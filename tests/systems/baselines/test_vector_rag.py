@@ -135,3 +135,49 @@ def test_snapshot_restore_and_digest():
     adapter.restore(snap)
     assert adapter.state_digest() == before
     assert [f.source_turn_ids for f in adapter.query("q a0", now=T0).fragments] == [("t0",)]
+
+
+def test_options_defaults_bounds_and_declared_capabilities():
+    from pydantic import ValidationError
+
+    assert VectorRagOptions().top_k == 30 and VectorRagOptions().chronological is False
+    assert VectorRagOptions(top_k=1).top_k == 1
+    with pytest.raises(ValidationError):
+        VectorRagOptions(top_k=0)
+    assert VectorRagAdapter.supports_snapshot is True
+    assert [(m.name, m.can_disable) for m in VectorRagAdapter.mechanisms] == [(RETRIEVE, False)]
+
+
+def test_the_protocol_methods_take_now_by_keyword_only():
+    adapter = VectorRagAdapter(AdapterSetup(options=VectorRagOptions(), embedder=AngleEmbedder()))
+    with pytest.raises(TypeError):
+        adapter.reset("c", T0)
+    adapter.reset(conversation_id="c", now=T0)
+    with pytest.raises(TypeError):
+        adapter.ingest(_turn(0, "x a0"), T0)
+    with pytest.raises(TypeError):
+        adapter.query("q a0", T0)
+
+
+def test_the_default_adapter_returns_thirty_turns_by_similarity():
+    adapter = VectorRagAdapter(AdapterSetup(options=VectorRagOptions(), embedder=AngleEmbedder()))
+    adapter.reset(conversation_id="c", now=T0)
+    for i in range(40):
+        adapter.ingest(_turn(i, f"note a{i}"), now=T0)  # angle grows with time: older is more similar to a0
+    ids = [f.source_turn_ids[0] for f in adapter.query("q a0", now=T0).fragments]
+    assert ids == [f"t{i}" for i in range(30)]
+
+
+def test_hits_are_immutable_and_each_stored_row_is_that_turns_vector():
+    import dataclasses
+
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        Hit("t0", "x", 1.0).similarity = 0.0  # type: ignore[misc]
+
+    class PairEmbedder(AngleEmbedder):
+        def embed(self, texts):  # two rows per call: only the first is the text's vector
+            return np.vstack([super().embed(texts), [[0.0, -1.0]]])
+
+    m = VectorRagMemory(embedder=PairEmbedder())
+    m.add("t0", "x a0")
+    assert m.search("q a0")[0].similarity == pytest.approx(1.0)
