@@ -181,3 +181,17 @@ def test_hits_are_immutable_and_each_stored_row_is_that_turns_vector():
     m = VectorRagMemory(embedder=PairEmbedder())
     m.add("t0", "x a0")
     assert m.search("q a0")[0].similarity == pytest.approx(1.0)
+
+
+def test_similarities_equal_to_twelve_decimals_tie_so_float_noise_cannot_reorder():
+    class RawEmbedder:
+        name = "raw"
+        table = {"old": [1.0 - 4e-13, 0.0], "new": [1.0, 0.0], "q": [1.0, 0.0]}
+
+        def embed(self, texts):
+            return np.asarray([self.table[t] for t in texts])
+
+    m = VectorRagMemory(embedder=RawEmbedder())
+    m.add("t0", "old")
+    m.add("t1", "new")
+    assert [h.turn_id for h in m.search("q")] == ["t0", "t1"]  # a tie: time order
