@@ -69,11 +69,12 @@ def test_rrf_ties_break_by_id_and_k_is_configurable():
 
 def test_concat_scores_by_list_position_vector_then_lexical():
     emit, _ = relay()
-    results = {"episodic_lexical": [cand("l1", legs={"episodic_lexical": 1}), cand("v1", legs={"episodic_lexical": 2})],
+    results = {"episodic_lexical": [cand("l1", legs={"episodic_lexical": 1}), cand("v1", legs={"episodic_lexical": 2}),
+                                    cand("l2", legs={"episodic_lexical": 3})],
                "episodic_vector": [cand("v1", legs={"episodic_vector": 1}), cand("v2", legs={"episodic_vector": 2})]}
     fused = fuse(results, {"episodic_vector": 1.0, "episodic_lexical": 1.0}, IceConfig(fusion="concat"), emit)
-    assert [c.id for c in fused] == ["v1", "v2", "l1"]
-    assert [round(c.score, 6) for c in fused] == [round(1 / 61, 6), round(1 / 62, 6), round(1 / 63, 6)]
+    assert [c.id for c in fused] == ["v1", "v2", "l1", "l2"]
+    assert [round(c.score, 9) for c in fused] == [round(1 / (60 + p), 9) for p in (1, 2, 3, 4)]
 
 
 def test_fusion_without_candidates_is_ineligible():
@@ -163,7 +164,7 @@ def test_the_memory_budget_follows_the_seed_rule():
     short = memory_budget(config, reliance="short_term", conversation_tokens=1000, memory_tokens=0, ceiling=None)
     assert (short.native, short.rule) == (1250, "growth x short_term")
     none = memory_budget(config, reliance="none", conversation_tokens=1000, memory_tokens=0, ceiling=None)
-    assert (none.native, none.effective) == (0, 0)
+    assert (none.native, none.effective, none.basis_tokens) == (0, 0, 0)
     ceiling = memory_budget(config, reliance="long_term", conversation_tokens=1000, memory_tokens=0, ceiling=700)
     assert (ceiling.native, ceiling.effective) == (2500, 700)
     assert memory_budget(config, reliance="long_term", conversation_tokens=0, memory_tokens=0,
@@ -195,6 +196,23 @@ def test_phase1_takes_the_best_of_each_type_then_phase2_fills_by_score_and_skips
     assert next(e for e in events if e.mechanism == "budget.phase2" and e.stage == "output").ids == ("e2",)
 
 
+def test_phase1_takes_a_pick_that_exactly_fills_the_budget_and_phase2_counts_the_rest():
+    emit, events = relay()
+    cands = [cand("e1", score=0.9, tokens=100), cand("e2", score=0.5, tokens=1), cand("e3", score=0.4, tokens=1)]
+    result = pack(cands, 100, IceConfig(), emit)
+    assert result.phase1_ids == {"e1"} and [c.id for c in result.packed] == ["e1"]
+    eligible = next(e for e in events if e.mechanism == "budget.phase2" and e.stage == "eligible")
+    assert eligible.count == 2  # candidates left after phase 1
+
+
+def test_the_bonus_and_cap_functions_take_their_context_by_keyword_only():
+    emit, _ = relay()
+    with pytest.raises(TypeError):
+        apply_bonuses([], "c1", IceConfig(), emit)  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        cap_other_conversations([], "c1", IceConfig(), emit)  # type: ignore[misc]
+
+
 def test_phase2_continues_past_a_candidate_that_does_not_fit():
     emit, _ = relay()
     cands = [cand("a", score=0.9, tokens=60), cand("b", score=0.8, tokens=50), cand("c", score=0.7, tokens=40)]
@@ -216,11 +234,12 @@ def test_the_type_cap_swaps_the_dominant_types_lowest_for_another_type():
     emit, events = relay()
     cands = [cand("e1", score=0.9), cand("e2", score=0.8), cand("e3", score=0.7), cand("e4", score=0.6),
              cand("g1", "graph", score=0.5), cand("s1", "summary", score=0.4), cand("e5", score=0.3),
-             cand("g2", "graph", score=0.2)]
+             cand("s2", "summary", score=0.25, tokens=30), cand("g2", "graph", score=0.2)]
     result = pack(cands, 60, IceConfig(), emit)
     assert [c.id for c in result.packed] == ["e1", "e2", "e3", "g1", "s1", "g2"]  # by score
     assert [c.id for c in result.removed_by_type_cap] == ["e4"]
-    assert [c.id for c in result.skipped] == ["e5"]  # g2 left the skipped list when swapped in
+    # s2 (30 tokens) does not fit the 10 tokens the victim frees; g2 does. g2 left the skipped list.
+    assert [c.id for c in result.skipped] == ["e5", "s2"]
     out = next(e for e in events if e.mechanism == "diversify.type_cap" and e.stage == "output")
     assert out.ids == ("e4",) and out.reason == "swapped out"
     # At exactly the share nothing moves (4 of 6 is over .6; 3 of 5 is not).
