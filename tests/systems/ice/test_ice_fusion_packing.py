@@ -234,12 +234,13 @@ def test_the_type_cap_swaps_the_dominant_types_lowest_for_another_type():
     emit, events = relay()
     cands = [cand("e1", score=0.9), cand("e2", score=0.8), cand("e3", score=0.7), cand("e4", score=0.6),
              cand("g1", "graph", score=0.5), cand("s1", "summary", score=0.4), cand("e5", score=0.3),
-             cand("s2", "summary", score=0.25, tokens=30), cand("g2", "graph", score=0.2)]
+             cand("s2", "summary", score=0.25, tokens=30), cand("s3", "summary", score=0.24, tokens=11),
+             cand("g2", "graph", score=0.2, tokens=9)]
     result = pack(cands, 60, IceConfig(), emit)
     assert [c.id for c in result.packed] == ["e1", "e2", "e3", "g1", "s1", "g2"]  # by score
     assert [c.id for c in result.removed_by_type_cap] == ["e4"]
-    # s2 (30 tokens) does not fit the 10 tokens the victim frees; g2 does. g2 left the skipped list.
-    assert [c.id for c in result.skipped] == ["e5", "s2"]
+    # s2 (30) and s3 (11) do not fit the 10 tokens the victim frees; g2 (9) does, and left the skipped list.
+    assert [c.id for c in result.skipped] == ["e5", "s2", "s3"]
     out = next(e for e in events if e.mechanism == "diversify.type_cap" and e.stage == "output")
     assert out.ids == ("e4",) and out.reason == "swapped out"
     # At exactly the share nothing moves (4 of 6 is over .6; 3 of 5 is not).
@@ -263,3 +264,45 @@ def test_the_type_cap_never_removes_a_phase1_pick_and_is_ineligible_with_one_typ
     result = pack(only, 20, IceConfig(type_cap_share=0.1), emit)
     assert [c.id for c in result.packed] == ["e1"]  # g1 cannot fit; e1 is a phase-1 pick
     assert result.removed_by_type_cap == []
+
+
+def test_a_leg_without_a_weight_adds_nothing_and_ranks_are_reported_for_fifty():
+    emit, events = relay()
+    results = {"graph": [cand("g", "graph", legs={"graph": 1})],
+               "episodic_vector": [cand(f"v{i:02d}", legs={"episodic_vector": i + 1}) for i in range(51)]}
+    fused = fuse(results, {"episodic_vector": 1.0}, IceConfig(), emit)
+    assert fused[-1].id == "g" and fused[-1].score == 0.0
+    output = next(e for e in events if e.mechanism == "rrf" and e.stage == "output")
+    assert len(output.params["ranks"]) == 50 and len(output.ids) == 52
+
+
+def test_the_current_conversation_bonus_needs_the_same_conversation_not_an_earlier_one():
+    emit, _ = relay()
+    out = apply_bonuses([cand("a", score=1.0, conv="a0"), cand("z", score=1.0, conv="z9")],
+                        current_conversation="c1", config=IceConfig(), emit=emit)
+    assert [c.score for c in out] == [1.0, 1.0]
+
+
+def test_the_empty_conversation_fix_changes_only_the_empty_case():
+    fixed = IceConfig(fix={"empty_conversation_cap": True})
+    grown = memory_budget(fixed, reliance="long_term", conversation_tokens=1000, memory_tokens=4000, ceiling=None)
+    assert (grown.native, grown.basis_tokens, grown.rule) == (2500, 1000, "growth")
+
+
+def test_phase2_eligible_counts_what_phase1_left():
+    emit, events = relay()
+    cands = [cand("e1", score=0.9), cand("g1", "graph", score=0.8), cand("e2", score=0.7), cand("g2", "graph", score=0.6)]
+    pack(cands, 1000, IceConfig(disabled=frozenset({"diversify.type_cap"})), emit)
+    eligible = next(e for e in events if e.mechanism == "budget.phase2" and e.stage == "eligible")
+    assert eligible.count == 2
+
+
+def test_the_type_cap_applies_with_exactly_two_types_and_only_swaps_the_dominant_type():
+    emit, events = relay()
+    # Graph dominates (4 of 5 > .6); the lowest non-phase-1 graph goes, an episodic comes in.
+    cands = [cand("g1", "graph", score=0.9), cand("g2", "graph", score=0.8), cand("e1", score=0.75),
+             cand("g3", "graph", score=0.7), cand("g4", "graph", score=0.6), cand("e2", score=0.1)]
+    result = pack(cands, 50, IceConfig(), emit)
+    assert stages(events, "diversify.type_cap")[0] == "eligible"
+    assert [c.id for c in result.removed_by_type_cap] == ["g4"]
+    assert {c.id for c in result.packed} == {"g1", "g2", "g3", "e1", "e2"}
