@@ -306,3 +306,28 @@ def test_the_type_cap_applies_with_exactly_two_types_and_only_swaps_the_dominant
     assert stages(events, "diversify.type_cap")[0] == "eligible"
     assert [c.id for c in result.removed_by_type_cap] == ["g4"]
     assert {c.id for c in result.packed} == {"g1", "g2", "g3", "e1", "e2"}
+
+
+def test_concat_mode_is_recognised_when_the_value_comes_from_a_file():
+    emit, _ = relay()
+    mode = "".join(["con", "cat"])  # not an interned literal, as when read from TOML
+    results = {"episodic_lexical": [cand("l1", legs={"episodic_lexical": 1})],
+               "episodic_vector": [cand("v1", legs={"episodic_vector": 5})]}
+    fused = fuse(results, {"episodic_vector": 1.0, "episodic_lexical": 1.0}, IceConfig(fusion=mode), emit)
+    assert [c.id for c in fused] == ["v1", "l1"]  # concat: vector first, whatever its rank in the leg
+
+
+def test_bonus_multipliers_are_reported_to_four_decimals_for_fifty_hits():
+    emit, events = relay()
+    hits = [cand(f"h{i:02d}", strength=0.123, score=1.0, conv=None) for i in range(51)]
+    apply_bonuses(hits, current_conversation="c1", config=IceConfig(), emit=emit)
+    out = next(e for e in events if e.mechanism == "bonus.strength" and e.stage == "output")
+    assert len(out.params["multipliers"]) == 50
+    assert out.params["multipliers"]["h00"] == 0.5615  # 0.5 + 0.5 * 0.123
+
+
+def test_phase1_counts_what_it_already_took():
+    emit, _ = relay()
+    cands = [cand("e1", score=0.9, tokens=10), cand("g1", "graph", score=0.8, tokens=10)]
+    result = pack(cands, 15, IceConfig(), emit)
+    assert result.phase1_ids == {"e1"} and [c.id for c in result.skipped] == ["g1"]
