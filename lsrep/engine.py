@@ -75,6 +75,9 @@ class UnitTask:
     """Where the adapter runs: its own host process (default) or `in-process` (debugging)."""
     enforce_budget: bool = False
     """Cut each returned context to `retrieval_budget` before answering (the cut is recorded)."""
+    context_format: str = "harness"
+    """`harness`: the answer prompt holds the numbered fragment texts; `system`: the block the
+    system returns as `context_text`, where it returns one."""
 
 
 @dataclass
@@ -295,6 +298,8 @@ class _Replay:
             row["budget_truncated_tokens"] = cut
             row["truncated_tokens"] += cut
         returned = (result.fragments, audit)
+        row["system_context_tokens"] = estimate_tokens(result.context_text) if result.context_text else None
+        block = result.context_text if task.context_format == "system" and result.context_text else None
         if task.answer_mode == "system":
             if result.answer is None:
                 row["error"] = self.log.record_failure(
@@ -303,12 +308,14 @@ class _Replay:
                 )
             else:
                 row["answer"] = result.answer
-            row["prompt_tokens"] = prompt_tokens(build_messages(probe.question, step.now, fragments))
+            row["prompt_tokens"] = prompt_tokens(build_messages(probe.question, step.now, fragments, block))
+            row["context_source"] = "system" if block else "harness"
             row["within_limit"] = 1
         else:
-            outcome = self.answerer.answer(probe.question, step.now, fragments, self.index)
+            outcome = self.answerer.answer(probe.question, step.now, fragments, self.index, block=block)
             row.update(
                 answer=outcome.text, answer_ms=outcome.elapsed_ms, prompt_tokens=outcome.prompt_tokens,
+                context_source=outcome.context_source,
                 usage_prompt_tokens=outcome.usage_prompt_tokens,
                 usage_completion_tokens=outcome.usage_completion_tokens,
                 within_limit=int(outcome.within_limit),
@@ -350,6 +357,7 @@ class _Replay:
             "budget_violation": 0, "budget_truncated_tokens": 0, "content_leaks": 0, "unsourced": 0,
             "misattributed": 0, "duplicate_citations": 0, "context_sha256": None, "content_recall": None,
             "answer_in_context": None, "stale_in_context": None, "future_in_context": None,
+            "system_context_tokens": None, "context_source": None,
         }
 
     def _record_fragments(self, row: dict[str, Any], fragments: list[Fragment], step: CheckpointStep,

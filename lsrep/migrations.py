@@ -212,3 +212,12 @@ def m009_longmemeval(db: sqlite_utils.Database) -> None:
         pk="obs_id",
     )
     db["lme_questions"].create_index(["run_id", "condition", "position"])
+
+
+@migration
+def m010_system_context(db: sqlite_utils.Database) -> None:
+    # The size of the block a system itself would inject (its `context_text`), and which context
+    # the answer prompt held (`harness` fragments or the `system` block).
+    obs = db["observations"]
+    obs.add_column("system_context_tokens", int)
+    obs.add_column("context_source", str)

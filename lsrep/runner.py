@@ -102,7 +102,8 @@ def validate_campaign(campaign: LoadedCampaign) -> dict[str, Any]:
         described[cond.name] = {
             "system": cond.system, "adapter": f"{cls.__module__}:{cls.__qualname__}",
             "adapter_version": cls.version, "options": opts.model_dump(mode="json"),
-            "disable": list(cond.disable), "answer_mode": mode, "schedule": schedule.model_dump(mode="json"),
+            "disable": list(cond.disable), "answer_mode": mode,
+            "context_format": cond.context_format or spec.context_format, "schedule": schedule.model_dump(mode="json"),
             "mechanisms": [m.name for m in cls.mechanisms],
             "mechanism_stages": {m.name: list(m.stages) for m in cls.mechanisms if m.stages},
             "maintenance_operations": sorted(cls.maintenance_operations),
@@ -305,7 +306,7 @@ def _tasks(run_id: str, campaign: LoadedCampaign, inputs, plans, store_path: Pat
                     options=dict(cond.options), disable=tuple(cond.disable), trajectory=trajectory, probes=probes,
                     plan=plan, plan_digest=digest, access=schedule.access,
                     answer_mode=cond.answer_mode or spec.answer_mode, answerer=spec.answerer,
-                    embedder=spec.embedder, retrieval_budget=spec.retrieval_budget, repetition=rep,
+                    context_format=cond.context_format or spec.context_format, embedder=spec.embedder, retrieval_budget=spec.retrieval_budget, repetition=rep,
                     seed=unit_seed(spec.seed, cond.name, tid, rep), store_path=str(store_path),
                     refresh_cache_before=refresh_before, adapter_host=host_mode,
                     enforce_budget=spec.enforce_budget,

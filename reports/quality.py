@@ -325,6 +325,7 @@ def cost(ctx: Context) -> Section:
     by_cond = group(ctx.data.observations, "condition")
     rows, points = [], []
     usage = any(o["usage_prompt_tokens"] is not None for o in ctx.data.observations)
+    blocks = any(o.get("system_context_tokens") is not None for o in ctx.data.observations)
     for cond in ctx.conditions:
         obs = by_cond.get(cond, [])
         ok = [o for o in obs if o["status"] == "ok"]
@@ -336,6 +337,8 @@ def cost(ctx: Context) -> Section:
                "prompt_tokens": prompt, "query_ms": ctx.mean(ok, lambda o: o["query_ms"], "query_ms", cond).value}
         if usage:
             row["usage"] = ctx.mean(ok, lambda o: o["usage_prompt_tokens"], "usage", cond)
+        if blocks:
+            row["system_block"] = ctx.mean(ok, lambda o: o.get("system_context_tokens"), "system_block", cond)
         rows.append(row)
         points.append({"condition": cond, "accuracy": acc.value, "lo": acc.interval[0], "hi": acc.interval[1],
                        "fragments": frags.value, "prompt_tokens": prompt.value})
@@ -349,6 +352,9 @@ def cost(ctx: Context) -> Section:
     ]
     if usage:
         columns.insert(5, Column("usage", "Endpoint prompt tokens", "estimate", "reported usage"))
+    if blocks:
+        columns.insert(4, Column("system_block", "System block tokens / obs.", "estimate",
+                                 "its own context_text; in the prompt under context_format = system"))
     fig = Figure(
         "fig-cost", "cost", "Quality against context cost", {"points": points},
         caption=f"Headline ({HEADLINE_METRIC}, {ctx.settings.ci_label}) against mean fragments (left) and mean prompt tokens "

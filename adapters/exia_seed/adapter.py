@@ -176,7 +176,8 @@ class ExiaSeedAdapter(MemoryAdapter):
     version = "0.1.0"
     Options = Options
     mechanisms = MECHANISMS
-    maintenance_operations = frozenset({"consolidate", "close_batch", "rebuild_graph", "refresh_summaries", "nightly"})
+    maintenance_operations = frozenset({"consolidate", "close_batch", "rebuild_graph", "refresh_summaries", "nightly",
+                                        "refresh_during_consolidation"})
     supports_snapshot = True
 
     def __init__(self, setup: AdapterSetup) -> None:
@@ -263,6 +264,8 @@ class ExiaSeedAdapter(MemoryAdapter):
                 self.provider.rebuild_graph(now)
             case "refresh_summaries":
                 self.provider.refresh_summaries(now, write=True)
+            case "refresh_during_consolidation":
+                self.provider.refresh_during_consolidation(now)
             case _:
                 raise ValueError(f"unsupported maintenance operation: {operation!r}")
 

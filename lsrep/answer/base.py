@@ -34,6 +34,8 @@ class AnswerOutcome:
     elapsed_ms: float = 0.0
     error: str | None = None
     calls: list[dict[str, Any]] = field(default_factory=list)
+    context_source: str = "harness"
+    """`system`: the prompt held the system's own block; `harness`: the numbered fragments."""
 
 
 def fit_to_window(question: str, now: datetime, fragments: Sequence[Fragment], window: int,
@@ -89,25 +91,37 @@ class Answerer:
         return [r.model_dump(mode="json") for r in llm.drain()]
 
     def answer(self, question: str, now: datetime, fragments: Sequence[Fragment],
-               turn_index: Mapping[str, int] | None = None) -> AnswerOutcome:
+               turn_index: Mapping[str, int] | None = None, *, block: str | None = None) -> AnswerOutcome:
+        """Answer from `fragments`, or from the system's own `block` where one is given.
+
+        A block is opaque, so it cannot be cut: when it does not fit the window (and overflow is not
+        `fail`) the prompt falls back to the harness's fragments, cut to fit, and the outcome says
+        `context_source = "harness"` with the tokens dropped against the block.
+        """
         start = time.perf_counter()
-        messages = build_messages(question, now, fragments)
+        messages = build_messages(question, now, fragments, block)
         size = prompt_tokens(messages)
         used: Sequence[Fragment] = fragments
         dropped = 0
+        source = "system" if block else "harness"
         if size > self.spec.context_window:
             if self.spec.overflow == "fail":
                 return AnswerOutcome(
                     text=None, prompt_tokens=size, within_limit=False, fragments_used=fragments,
                     error=f"prompt_over_context_window: {size} > {self.spec.context_window} tokens",
+                    context_source=source,
                 )
             used, dropped = fit_to_window(question, now, fragments, self.spec.context_window, turn_index)
             messages = build_messages(question, now, used)
+            if block:
+                dropped = max(0, size - prompt_tokens(messages))
+                source = "harness"
         outcome = self._complete(question, messages, used)
         outcome.prompt_tokens = size
         outcome.within_limit = size <= self.spec.context_window
         outcome.dropped_tokens = dropped
         outcome.fragments_used = used
+        outcome.context_source = source
         outcome.elapsed_ms = (time.perf_counter() - start) * 1000
         return outcome
 
@@ -131,9 +145,11 @@ class OfflineAnswerer(Answerer):
         return {**super().describe(), "rules": self._impl.rules}
 
     def answer(self, question: str, now: datetime, fragments: Sequence[Fragment],
-               turn_index: Mapping[str, int] | None = None) -> AnswerOutcome:
+               turn_index: Mapping[str, int] | None = None, *, block: str | None = None) -> AnswerOutcome:
+        # The span answerer reads the fragments' text either way: a system block's framing (a
+        # fence, a system note, tool-JSON keys) carries no answer; the prompt size counts the block.
         self._local.now = now
-        return super().answer(question, now, fragments, turn_index)
+        return super().answer(question, now, fragments, turn_index, block=block)
 
     def _complete(self, question, messages, fragments) -> AnswerOutcome:
         return AnswerOutcome(text=self._impl.answer(question, fragments, getattr(self._local, "now", None)),

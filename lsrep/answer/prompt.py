@@ -19,15 +19,25 @@ ANSWER_TEMPLATE_DIGEST = ANSWER_CONTEXT.digest
 NO_CONTEXT = "(no context was returned)"
 
 
-def render_answer_messages(question: str, now: str, blocks: Sequence[str]) -> list[dict[str, str]]:
-    """The answer prompt: the question, the simulated now and the context blocks in order."""
-    context = "\n\n".join(f"[{i}] {b}" for i, b in enumerate(blocks, start=1)) or NO_CONTEXT
+def render_answer_messages(question: str, now: str, blocks: Sequence[str],
+                           system_block: str | None = None) -> list[dict[str, str]]:
+    """The answer prompt: the question, the simulated now and the context blocks in order.
+
+    `system_block`, when given, is the memory context verbatim (the block a system formats itself,
+    campaign `context_format = "system"`), in place of the numbered blocks.
+    """
+    if system_block:
+        context = system_block
+    else:
+        context = "\n\n".join(f"[{i}] {b}" for i, b in enumerate(blocks, start=1)) or NO_CONTEXT
     return ANSWER_CONTEXT.render(question=question, now=now, context=context)
 
 
-def build_messages(question: str, now: datetime, fragments: Sequence[Fragment]) -> list[dict[str, str]]:
-    """The answer prompt, identical for every system in a campaign."""
-    return render_answer_messages(question, now.isoformat(), [f.text for f in fragments])
+def build_messages(question: str, now: datetime, fragments: Sequence[Fragment],
+                   system_block: str | None = None) -> list[dict[str, str]]:
+    """The answer prompt, identical for every system in a campaign (with `context_format =
+    "harness"`); with a `system_block`, that block is the memory context."""
+    return render_answer_messages(question, now.isoformat(), [f.text for f in fragments], system_block)
 
 
 def prompt_tokens(messages: Sequence[dict[str, str]]) -> int:

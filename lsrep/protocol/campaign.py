@@ -62,6 +62,8 @@ class ConditionSpec(Spec):
     """This condition's own schedule (schedules as an experimental factor)."""
     answer_mode: Literal["context", "system"] | None = None
     """Override the campaign's answer mode for this condition."""
+    context_format: Literal["harness", "system"] | None = None
+    """Override the campaign's context format for this condition."""
 
 
 class EndpointRef(Spec):
@@ -143,6 +145,11 @@ class CampaignSpec(Spec):
     """Run store (relative to the campaign file)."""
     answer_mode: Literal["context", "system"] = "context"
     """Who answers: the harness's answerer (context) or each system (system)."""
+    context_format: Literal["harness", "system"] = "harness"
+    """What the answer prompt's memory context is: the harness's numbered fragment texts, the same
+    template for every system (`harness`, matched arms), or the block the system itself would
+    inject where it returns one (`system`: e.g. EXIA's `<memory-context>` fence with its tool JSON),
+    counted in the prompt's tokens."""
     retrieval_budget: int | None = Field(default=None, ge=1)
     """Context-token budget given to every system (the same for all)."""
     enforce_budget: bool = False

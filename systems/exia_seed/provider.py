@@ -342,6 +342,14 @@ class ExiaSeedProvider:
         return refresh_summaries(self.paths, self.settings, self.complete, self.emit, now,
                                  write=write, all_pages=all_pages)
 
+    def refresh_during_consolidation(self, now: datetime) -> dict[str, Any]:
+        """The E-16 race, interleaved deterministically: `fiches --ecrire --toutes` reads the pages,
+        a consolidation runs (it takes the lock unless the refresh holds it), then the refresh writes.
+        Without `fix.summary_lock` the consolidation's page writes are overwritten and the detector
+        reports each one; with it the consolidation finds the lock held and defers."""
+        return refresh_summaries(self.paths, self.settings, self.complete, self.emit, now, write=True,
+                                 all_pages=True, concurrent=lambda: self._consolidate(now, trigger="concurrent"))
+
     def fact_refs(self, fact_ids: Sequence[str]) -> list[str]:
         """Source refs of facts, from the cache the last recall or tool call read."""
         memoire = self.cache.memoire if self.cache else None

@@ -6,6 +6,13 @@ the page, or longer than `summary_max_chars`, is vetoed and the old summary stay
 
 The refresh writer (`fiches --ecrire`) takes no lock and rebuilds neither the graph nor the
 index (SEED, E-10/E-16); `fix.summary_lock` makes it take the lock and rebuild both.
+
+E-16 detector: before writing a page, the writer rereads it; if another writer (a consolidation)
+changed the file since this pass read it, writing would overwrite that change. The write still
+happens (the seed's behaviour) but is reported as an `error` of the refresh with the fact ids it
+erased, so a lost write is never silent. `concurrent`, when given, runs between the pass's read
+and its writes: the deterministic interleaving of the seed's race (`fiches --ecrire` while a
+consolidation runs).
 """
 
 from __future__ import annotations
@@ -87,16 +94,17 @@ def summarise(page: Page, complete: Complete, settings: Settings, emit: Emitter)
 
 def refresh_summaries(
     paths: MemoryPaths, settings: Settings, complete: Complete, emit: Emitter, now: datetime,
-    *, write: bool = True, all_pages: bool = False,
+    *, write: bool = True, all_pages: bool = False, concurrent: Callable[[], Any] | None = None,
 ) -> dict[str, Any]:
     """`fiches [--ecrire] [--toutes]`: summaries for stale or missing pages (all with `all_pages`)."""
     emit("maintenance.refresh_summaries", "eligible", params={"write": write, "all": all_pages,
                                                               "lock": settings.fix.summary_lock})
     if not settings.fix.summary_lock:
-        return _refresh(paths, settings, complete, emit, now, write, all_pages, rebuild=False)
+        return _refresh(paths, settings, complete, emit, now, write, all_pages, rebuild=False, concurrent=concurrent)
     try:
         with file_lock(paths.lock, blocking=False):
-            return _refresh(paths, settings, complete, emit, now, write, all_pages, rebuild=True)
+            return _refresh(paths, settings, complete, emit, now, write, all_pages, rebuild=True,
+                            concurrent=concurrent)
     except LockBusy:
         emit("maintenance.refresh_summaries", "skipped", reason="verrou occupé")
         return {"statut": "verrou occupé"}
@@ -104,21 +112,45 @@ def refresh_summaries(
 
 def _refresh(
     paths: MemoryPaths, settings: Settings, complete: Complete, emit: Emitter, now: datetime,
-    write: bool, all_pages: bool, rebuild: bool,
+    write: bool, all_pages: bool, rebuild: bool, concurrent: Callable[[], Any] | None = None,
 ) -> dict[str, Any]:
     pages = load_pages(paths.fiches)
+    read = {slug: _disk_text(paths, slug) for slug in pages}  # what this pass read, for the E-16 detector
     chosen = [p for p in pages.values() if all_pages or not p.summary or p.summary_of != p.hash]
     proposed: dict[str, str] = {}
     for page in chosen:
         if summarise(page, complete, settings, emit):
             proposed[page.slug] = page.summary
-            if write:
-                page.write(paths.fiches)
+    if concurrent is not None:
+        concurrent()
+    lost: dict[str, list[str]] = {}
+    if write:
+        for slug in proposed:
+            overwritten = _overwritten_facts(paths, pages[slug], read[slug])
+            if overwritten is not None:
+                lost[slug] = overwritten
+                emit("maintenance.refresh_summaries", "error", ids=overwritten, params={"page": slug},
+                     reason=f"E-16: écriture concurrente écrasée sur {slug} ({len(overwritten)} fait(s) perdu(s))")
+            pages[slug].write(paths.fiches)
     if write and rebuild:
         write_index(paths, pages)
         write_graph(paths, pages, now)
     emit("maintenance.refresh_summaries", "executed", count=len(proposed), ids=sorted(proposed))
-    return {"statut": "ok", "propositions": proposed, "ecrit": write}
+    return {"statut": "ok", "propositions": proposed, "ecrit": write, "ecrasements": lost}
+
+
+def _disk_text(paths: MemoryPaths, slug: str) -> str | None:
+    path = paths.fiches / f"{slug}.md"
+    return path.read_text(encoding="utf-8") if path.exists() else None
+
+
+def _overwritten_facts(paths: MemoryPaths, page: Page, read: str | None) -> list[str] | None:
+    """None when the page file is as this pass read it; else the fact ids on disk the write erases."""
+    now_text = _disk_text(paths, page.slug)
+    if now_text == read or now_text is None:
+        return None
+    mine = {f.id for f in page.facts}
+    return sorted(f.id for f in Page.read(paths.fiches / f"{page.slug}.md").facts if f.id not in mine)
 
 
 def _parse(reply: str) -> dict[str, Any]:

@@ -39,16 +39,41 @@ RULES: tuple[tuple[TaskCategory, tuple[re.Pattern[str], ...]], ...] = (
 REACT_CATEGORIES: frozenset[str] = frozenset({"multi-session", "code", "knowledge-update"})
 """Routed read -> integrate (-> retry) [SEED; multi-hop read as multi-session, INFER]."""
 
-MEMORY_CUE = re.compile(
-    r"\b(remember|don't forget|do not forget|note that|keep in mind|save this|memorize)\b",
-    re.IGNORECASE)
-"""Explicit memory request x_N [CHOICE regex]."""
+_CUE = r"(?:remember|don't forget|do not forget|note|keep in mind|save this|memorize)"
+_FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|we|we're|we've|us|our)\b", re.IGNORECASE)
+_LEADING_CUE = re.compile(rf"^(?:please[,\s]+)?{_CUE}(?P<that>\s+that|\s*:)?(?:\s*,)?\s+(?P<rest>.+)$",
+                          re.IGNORECASE)
+_SPECIFIC = re.compile(r"\d|\s[A-Z][a-z]")
+_TRAILING_CUE = re.compile(r"[,;-]\s*(?:please\s+)?(?:remember|note|memorize|don't forget|do not forget)"
+                           r"\s+(?:that|this|it)\s*[.!]*$", re.IGNORECASE)
+_NOT_A_REQUEST = re.compile(r"^(?:please[,\s]+)?(?:remember|don't forget|do not forget)\s+(?:when|how|what|to)\b",
+                            re.IGNORECASE)
+MEMORY_CUE = re.compile(rf"\b{_CUE}\b", re.IGNORECASE)
+"""A cue word anywhere: the candidate for x_N, which `explicit_memory_request` then makes precise."""
 
 _CUE_STRIP = re.compile(
     r"^\s*(?:please[,\s]+)?(?:remember|don't forget|do not forget|note|keep in mind|save this|"
     r"memorize)(?:\s+that)?\s*[:,-]?\s*", re.IGNORECASE)
+_TRAILING_STRIP = re.compile(
+    r"\s*[,;-]\s*(?:please\s+)?(?:remember|note|memorize|don't forget|do not forget)\s+(?:that|this|it)\s*[.!]*$",
+    re.IGNORECASE)
 
-
+_UPDATE = (
+    re.compile(r"\b(?:i|we)(?:'m|'re|\s+am|\s+are)?\s+(?:now|currently|no longer)\b", re.IGNORECASE),
+    re.compile(r"\b(?:my|our)\b[^.!?]{0,40}?\b(?:is|are)\s+(?:now|currently|no longer)\b", re.IGNORECASE),
+    re.compile(r"\b(?:i|we)(?:'ve|\s+have)?\s+(?:just\s+|recently\s+|finally\s+)?"
+               r"(?:moved|switched|changed|quit|joined)\b", re.IGNORECASE),
+    re.compile(r"\b(?:i|we)(?:'m|'re|\s+am|\s+are)\s+not\b[^.!?]*\banymore\b", re.IGNORECASE),
+    re.compile(r"\b(?:my|our)\s+new\s+(?:job|home|house|apartment|flat|address|number|phone|email|car|"
+               r"partner|boss|manager|school|role|position|city|team)\b", re.IGNORECASE),
+    # A sentence-final "now" on a possessive fact or a where-I-live/work statement ("my office is
+    # in Munich now", "I live in Porto now"); "right now", "for now", "just now" are the moment.
+    re.compile(r"\b(?:my|our)\b[^.!?]*\b(?:is|are)\b[^.!?]*(?<!right )(?<!for )(?<!just )\bnow\s*[.!]*$",
+               re.IGNORECASE),
+    re.compile(r"\b(?:i|we)\s+(?:live|work|stay|study)\b[^.!?]*(?<!right )(?<!for )(?<!just )\bnow\s*[.!]*$",
+               re.IGNORECASE),
+)
+_SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+")
 def classify_task(text: str) -> TaskCategory:
     """c_q: the first rule whose pattern matches; `single-session` otherwise."""
     for category, patterns in RULES:
@@ -61,17 +86,57 @@ def route_for(category: str) -> Route:
     return "react" if category in REACT_CATEGORIES else "single-pass"
 
 
+def _statements(text: str) -> list[str]:
+    """The declarative sentences of a text (questions dropped)."""
+    return [x.strip() for x in _SENTENCE_SPLIT.split(" ".join(text.split()))
+            if x.strip() and not x.strip().endswith("?")]
+
+
 def explicit_memory_request(text: str) -> bool:
-    """x_N: the text carries an explicit memory cue."""
-    return bool(MEMORY_CUE.search(text))
+    """x_N: the speaker asks for something about themselves to be kept [CHOICE rule].
+
+    A cue ("remember", "note", "keep in mind", ...) opening a declarative sentence whose rest is
+    about the speaker ("Remember that my flight is on Tuesday") or states a specific fact after
+    "that"/":" (a number or a name: "Remember that the cabin code is 4411"), or closing one ("I
+    drive a blue car, remember that"). Not a request: advice to the listener ("Remember to take breaks",
+    "Remember that staying positive is important"), reminiscence ("I remember our trip",
+    "Remember when we..."), questions ("Do you remember...?"). Measured on real dialogue in
+    tests/systems/thalia/test_thalia_gate_precision.py.
+    """
+    if not MEMORY_CUE.search(text):
+        return False
+    for sentence in _statements(text):
+        if _TRAILING_CUE.search(sentence):
+            return True
+        if _NOT_A_REQUEST.search(sentence):
+            continue
+        lead = _LEADING_CUE.match(sentence)
+        if lead is None:
+            continue
+        rest = lead.group("rest")
+        if _FIRST_PERSON.search(rest):
+            return True
+        if lead.group("that") and _SPECIFIC.search(" " + rest):  # "Remember that the cabin code is 4411"
+            return True
+    return False
+
+
+def update_statement(text: str) -> bool:
+    """A first-person statement that a fact about the speaker changed [CHOICE rule]: "I now live
+    in Lisbon", "my bike is currently red", "I just switched teams", "I'm not vegan anymore",
+    "my new job". Questions and remarks about the moment ("right now", "for now") are not."""
+    return any(p.search(s) for s in _statements(text) for p in _UPDATE)
 
 
 def requires_consolidation(category: str, text: str) -> bool:
-    """r_N: knowledge-update task or an explicit memory cue [SEED]."""
-    return category == "knowledge-update" or explicit_memory_request(text)
+    """r_N: a knowledge update or an explicit memory cue [SEED]; for the words of a turn, a
+    knowledge update is a first-person change statement (`update_statement`) [CHOICE]; the
+    task category (`category`) routes questions and no longer decides it alone."""
+    return update_statement(text) or explicit_memory_request(text)
 
 
 def strip_cue(text: str) -> str:
     """The fact without a leading cue phrase: 'Remember that X' -> 'X' [CHOICE]."""
     stripped = _CUE_STRIP.sub("", " ".join(text.split()), count=1).strip()
+    stripped = _TRAILING_STRIP.sub("", stripped).strip()
     return stripped[:1].upper() + stripped[1:] if stripped else " ".join(text.split())

@@ -14,6 +14,7 @@ from lsrep.adapters.exia_seed import (
     Options,
     build_memory_context_block,
 )
+from lsrep.systems.exia_seed.prompts import CONSOLIDATION_TASK
 from pydantic import ValidationError
 
 from lsrep.contract import AdapterSetup, FidelityEvent, ReplayTurn
@@ -215,7 +216,7 @@ def test_configured_model_is_used_for_consolidation(tmp_path):
 def test_maintenance_operations(tmp_path):
     adapter, events = make(tmp_path, phase=2, tools="off", auto_consolidate=False)
     assert adapter.maintenance_operations == {"consolidate", "close_batch", "rebuild_graph",
-                                              "refresh_summaries", "nightly"}
+                                              "refresh_summaries", "nightly", "refresh_during_consolidation"}
     feed(adapter, TURNS)
     adapter.maintain("consolidate", now=at(minutes=20))  # the open batch is not eligible
     assert not list((adapter.state_dir / "exia_seed" / "fiches").glob("*.md"))
@@ -227,6 +228,35 @@ def test_maintenance_operations(tmp_path):
     assert any(e.mechanism == "exia.maintenance.rebuild_graph" and e.stage == "executed" for e in events)
     with pytest.raises(ValueError):
         adapter.maintain("decay", now=at(minutes=25))
+
+
+class _StandInFacts(ScriptedModel):
+    """Consolidation by the offline stand-in; summaries from `summary` when set."""
+
+    def complete(self, messages):
+        if messages[0]["content"].startswith(CONSOLIDATION_TASK):
+            return self._standin.complete(messages)
+        return super().complete(messages)
+
+
+def test_the_e16_race_reaches_the_audit_as_an_error_only_when_a_write_is_lost(tmp_path):
+    more = [("user", None, "Rex also loves chasing the red ball near the river."),
+            ("assistant", None, "What a playful dog.")]
+    for fixed in (False, True):
+        model = _StandInFacts()
+        calls = iter(range(100))
+        model.summary = lambda subject, calls=calls: f"{subject} is {'very ' * next(calls)}friendly."  # new each time
+        adapter, events = make(tmp_path / str(fixed), llm=model, phase=2, tools="off", auto_consolidate=False,
+                               fix_summary_lock=fixed)
+        feed(adapter, TURNS)
+        adapter.maintain("nightly", now=at(minutes=25))
+        feed(adapter, more, day=1, start=len(TURNS))
+        adapter.maintain("close_batch", now=at(days=1, minutes=27))
+        adapter.maintain("refresh_during_consolidation", now=at(days=1, minutes=28))
+        errors = [e for e in events if e.mechanism == "exia.maintenance.refresh_summaries" and e.stage == "error"]
+        assert bool(errors) is not fixed, [e.reason for e in errors]
+        if errors:
+            assert all("E-16" in e.reason for e in errors)
 
 
 def test_ablation_switches_reach_the_provider(tmp_path):

@@ -148,6 +148,39 @@ def test_e16_summary_writer_takes_no_lock_unless_fixed(rig):
         assert ("Rex is a dog." in (r.root / "fiches" / "rex.md").read_text()) is not fixed
 
 
+def test_e16_detector_reports_the_facts_a_concurrent_consolidation_loses(rig):
+    lyon = "Rex was born in Lyon during the spring."
+    for fixed in (False, True):
+        r = rig(scripted=True, fix={"summary_lock": fixed})
+        remember(r, [("Rex the dog loves the big park near the river.", "Rex", {})])
+        r.model.summary = lambda subject: f"{subject} is a dog."
+        ref = r.note(lyon, at(minutes=1))
+        r.model.push({"faits": [fact(lyon, [ref], "Rex")]})
+        report = r.provider.refresh_during_consolidation(at(minutes=2))
+        page = (r.root / "fiches" / "rex.md").read_text()
+        lost = [e for e in r.events if e.mechanism == "maintenance.refresh_summaries" and e.stage == "error"]
+        if fixed:  # the refresh holds the lock: the consolidation defers, nothing is overwritten
+            assert report["statut"] == "ok" and report["ecrasements"] == {} and not lost
+            assert lyon not in page
+            assert r.provider.consolidate(at(minutes=3))["admis"] == 1
+            assert lyon in (r.root / "fiches" / "rex.md").read_text()
+        else:  # the seed's race: the consolidation wrote the fact, the refresh erased it, and says so
+            assert lyon not in page and "Rex is a dog." in page
+            assert len(lost) == 1 and lost[0].params["page"] == "rex" and len(lost[0].ids) == 1
+            assert report["ecrasements"] == {"rex": list(lost[0].ids)}
+            assert "E-16" in lost[0].reason
+
+
+def test_e16_detector_is_silent_without_a_concurrent_writer(rig):
+    r = rig(scripted=True)
+    remember(r, [("Rex the dog loves the big park near the river.", "Rex", {})])
+    r.model.summary = lambda subject: f"{subject} is a dog."
+    report = r.provider.refresh_summaries(at(minutes=1), all_pages=True)
+    assert report["ecrasements"] == {}
+    assert not [e for e in r.events if e.stage == "error"]
+    assert "Rex is a dog." in (r.root / "fiches" / "rex.md").read_text()
+
+
 def test_e18_procedural_first_truncation_hides_the_answer(rig):
     r = rig(scripted=True, phase=2, facts_per_subject=1)
     remember(r, [("Always greet Rex with a small treat.", "Rex", {"section": "procedural"}),

@@ -1,0 +1,87 @@
+"""Seed findings reproduced from the CLI (campaigns/seed-findings/, docs/seed-findings.md)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from lsrep.cli import main
+
+REPO = Path(__file__).resolve().parents[2]
+FINDINGS = REPO / "campaigns" / "seed-findings"
+
+
+def _maker():
+    spec = importlib.util.spec_from_file_location("make_t1_haystack", REPO / "scripts" / "make_t1_haystack.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_bundled_t1_haystack_is_what_the_script_writes(tmp_path):
+    _maker().write(tmp_path)
+    for name in ("trajectory.jsonl", "probes.jsonl"):
+        assert (tmp_path / name).read_bytes() == (FINDINGS / "t1-haystack" / name).read_bytes()
+
+
+def test_every_seed_finding_campaign_validates():
+    for path in sorted(FINDINGS.glob("*.toml")):
+        if "shared/datasets" in path.read_text() and not (REPO.parent / "shared").exists():
+            continue
+        assert main(["validate", str(path)]) == 0, path.name
+
+
+def _panel_rows(report: dict, title: str) -> list[dict]:
+    for section in report["report"]["sections"]:
+        for block in section.get("blocks", []):
+            if block.get("type") == "table" and block.get("caption") == title:
+                return block["rows"]
+    raise AssertionError(f"no table {title!r} in the report")
+
+
+def test_thalia_inspector_bottleneck_shows_in_the_report(tmp_path):
+    # The seed haystack only (the LoCoMo half of the campaign is the slow test's).
+    dest = tmp_path / "campaigns" / "seed-findings"
+    shutil.copytree(FINDINGS / "t1-haystack", dest / "t1-haystack")
+    shutil.copytree(REPO / "schedules", tmp_path / "schedules")
+    text = (FINDINGS / "thalia-inspector.toml").read_text()
+    head, _, rest = text.partition("[[trajectories]]\nid = \"conv-26\"")
+    rest = rest[rest.index("[[conditions]]"):]
+    (dest / "c.toml").write_text((head + rest).replace("../../runs/seed-findings.sqlite", "s.sqlite"))
+    assert main(["run", str(dest / "c.toml")]) == 0
+    out = tmp_path / "r.json"
+    assert main(["report", "latest", "--store", str(dest / "s.sqlite"), "--format", "json", "-o", str(out)]) == 0
+    report = json.loads(out.read_text())
+    default = _panel_rows(report, "THALIA (thalia): where evidence is lost")
+    adaptive = _panel_rows(report, "THALIA (thalia-adaptive): where evidence is lost")
+    last = default[-1]
+    assert last["probes"] == 5
+    assert last["haystack"] == 1.0 and last["inspector"] == 0.0  # ranking would find it; the Inspector drops it
+    assert adaptive[-1]["inspector"] == 1.0 and adaptive[-1]["prompt"] == 1.0  # the adaptive policy closes the gap
+    assert all(r["inspector"] in (None, 0.0) for r in default)
+
+
+@pytest.mark.slow
+def test_density_stress_prompt_explosion_while_ice_stays_bounded(tmp_path):
+    dest = tmp_path / "campaigns" / "seed-findings"
+    dest.mkdir(parents=True)
+    shutil.copytree(REPO / "schedules", tmp_path / "schedules")
+    text = (FINDINGS / "density-stress.toml").read_text().replace("../../runs/seed-findings.sqlite", "s.sqlite")
+    (dest / "c.toml").write_text(text)
+    assert main(["run", str(dest / "c.toml"), "--allow-failures"]) == 0
+    out = tmp_path / "r.json"
+    assert main(["report", "latest", "--store", str(dest / "s.sqlite"), "--format", "json", "-o", str(out)]) == 0
+    from lsrep.store import RunStore
+
+    store = RunStore(dest / "s.sqlite")
+    rows = {r["condition"]: r for r in store.rows(
+        "select condition, avg(context_tokens) ctx, sum(status = 'error') errors, count(*) n from observations "
+        "group by condition")}
+    assert rows["vector-rag"]["ctx"] > 32000 and rows["vector-rag"]["errors"] > 0  # over the answerer's window
+    # ICE packs within B_mem (at most 16,000) plus its recent-turn window (at most 4,000): the seed's ~20k.
+    assert rows["ice"]["ctx"] <= 20000 and rows["ice"]["errors"] == 0
+    assert rows["vector-rag"]["ctx"] > 2 * rows["ice"]["ctx"]
