@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from lsrep.reports import instrument, integrity, provenance, quality
+from lsrep.reports import drilldown, instrument, integrity, provenance, quality
 from lsrep.reports.common import Context, Settings
 from lsrep.reports.load import DETERMINISTIC, RunData, apply_judge_of_record, load_run
 from lsrep.reports.metrics import compute_metrics, metrics_record
@@ -83,6 +83,7 @@ def build_report(
         },
         metrics=_with_integrity(metrics_record(ctx, ctx.metrics), provenance.condition_metrics(ctx)),
         fidelity=tuple(audit.fidelity_records(audited)),
+        drilldown=drilldown.build(ctx),
     )
 
 

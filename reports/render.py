@@ -1,13 +1,18 @@
 """Renderers: report tree → self-contained HTML, Markdown or JSON.
 
 HTML uses Jinja2 with autoescaping on; CSS and SVG figures are inlined, so the
-file makes no external request and needs no JavaScript. Markdown escapes
+file makes no external request. Its one inline script (templates/drilldown.js: links open the
+section they target, the Observations drill-down) is pinned by hash in the page's
+Content-Security-Policy, which allows no other script and no network; every section but the
+drill-down reads without it. Markdown escapes
 table cells through `reports.format.md_cell`. JSON is the tree itself.
 """
 
 from __future__ import annotations
 
+import base64
 import dataclasses
+import hashlib
 import json
 import math
 from functools import cache
@@ -16,6 +21,7 @@ from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from lsrep.reports import format as fmt
+from lsrep.reports.drilldown import empty_drilldown
 from lsrep.reports.figures import render_figure
 from lsrep.reports.tree import Callout, Facts, Figure, Paragraph, Report, Table
 from markupsafe import Markup
@@ -60,10 +66,18 @@ def figures_of(report: Report) -> dict[str, Markup]:
     return out
 
 
+def script_hash(js: str) -> str:
+    """The CSP source that allows exactly this inline script."""
+    return "'sha256-" + base64.b64encode(hashlib.sha256(js.encode("utf-8")).digest()).decode("ascii") + "'"
+
+
 def render_html(report: Report) -> str:
-    css = Markup((TEMPLATES / "report.css").read_text(encoding="utf-8"))
+    css = Markup((TEMPLATES / "report.css").read_text(encoding="utf-8")
+                 + (TEMPLATES / "drilldown.css").read_text(encoding="utf-8"))
+    js = (TEMPLATES / "drilldown.js").read_text(encoding="utf-8")
     return environment().get_template("report.html.j2").render(
         report=report, meta=report.meta, figures=figures_of(report), css=css,
+        drilldown=report.drilldown or empty_drilldown(), js=Markup(js), script_hash=Markup(script_hash(js)),
     )
 
 
@@ -72,9 +86,9 @@ def render_markdown(report: Report) -> str:
 
 
 def render_json(report: Report) -> str:
-    tree = to_jsonable(dataclasses.replace(report, metrics={}, fidelity=()))
-    tree.pop("metrics", None)
-    tree.pop("fidelity", None)
+    tree = to_jsonable(dataclasses.replace(report, metrics={}, fidelity=(), drilldown=None))
+    for key in ("metrics", "fidelity", "drilldown"):
+        tree.pop(key, None)
     doc = {"schema": JSON_SCHEMA_VERSION, "run_id": report.run_id, **to_jsonable(report.metrics),
            "fidelity": to_jsonable(report.fidelity), "report": tree}
     return json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False)

@@ -102,6 +102,8 @@ class Report:
     """The machine-readable metrics record (`reports.metrics`); JSON puts it at the top level."""
     fidelity: tuple[dict[str, Any], ...] = ()
     """Machine-readable fidelity audit, one record per (condition, mechanism) (`audit.fidelity_records`)."""
+    drilldown: Any = None
+    """`reports.drilldown.Drilldown`: every observation, compressed, for the HTML drill-down only."""
 
     def section(self, section_id: str) -> Section:
         for s in self.sections:

@@ -9,7 +9,7 @@ import re
 import pytest
 from lsrep.reports.build import write_reports
 from lsrep.reports.model import SECTION_IDS, build_report
-from lsrep.reports.render import render_html, render_json, render_markdown
+from lsrep.reports.render import render_html, render_json, render_markdown, script_hash
 from lsrep.reports.tree import Callout, Figure, Table
 
 from lsrep.cli import main
@@ -88,7 +88,14 @@ def test_html_is_self_contained(example_outputs):
     assert not re.search(r"url\(\s*['\"]?(?!#)", html)
     assert "@import" not in html
     assert "http://" not in html and "https://" not in html
-    assert "<svg" in html and "<script" not in html.lower()
+    assert "<svg" in html
+    # The only scripts: the drill-down's data block and the one inline script the CSP pins by hash.
+    assert re.findall(r"<script[^>]*>", html, flags=re.I) == [
+        '<script type="application/json" id="lsrep-observations">', "<script>"]
+    csp = re.search(r'http-equiv="Content-Security-Policy" content="([^"]*)"', html).group(1)
+    assert "default-src 'none'" in csp and "connect-src" not in csp
+    (inline,) = re.findall(r"<script>(.*?)</script>", html, flags=re.S)
+    assert f"script-src {script_hash(inline)}" in csp
     for section_id in SECTION_IDS:
         assert f'id="{section_id}"' in html
 
@@ -112,8 +119,10 @@ def test_markdown_and_json_cover_every_section(example_outputs):
 
 def test_report_is_deterministic(example_run):
     store, run_id = example_run
-    first = render_json(build_report(store, run_id, boot=300))
-    assert first == render_json(build_report(store, run_id, boot=300))
+    first = build_report(store, run_id, boot=300)
+    again = build_report(store, run_id, boot=300)
+    assert render_json(first) == render_json(again)
+    assert render_html(first) == render_html(again)
 
 
 def test_synthetic_run_ablation_judges_and_failures(synthetic_store):
