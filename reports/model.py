@@ -8,6 +8,8 @@ campaign's seed, so the same store gives the same report byte for byte.
 
 from __future__ import annotations
 
+import functools
+
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
@@ -83,7 +85,7 @@ def build_report(
         },
         metrics=_with_integrity(metrics_record(ctx, ctx.metrics), provenance.condition_metrics(ctx)),
         fidelity=tuple(audit.fidelity_records(audited)),
-        drilldown=drilldown.build(ctx),
+        drilldown=functools.partial(drilldown.build, ctx),  # built only if HTML is rendered
     )
 
 

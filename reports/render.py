@@ -77,7 +77,7 @@ def render_html(report: Report) -> str:
     js = (TEMPLATES / "drilldown.js").read_text(encoding="utf-8")
     return environment().get_template("report.html.j2").render(
         report=report, meta=report.meta, figures=figures_of(report), css=css,
-        drilldown=report.drilldown or empty_drilldown(), js=Markup(js), script_hash=Markup(script_hash(js)),
+        drilldown=(report.drilldown() if callable(report.drilldown) else report.drilldown) or empty_drilldown(), js=Markup(js), script_hash=Markup(script_hash(js)),
     )
 
 

@@ -103,7 +103,8 @@ class Report:
     fidelity: tuple[dict[str, Any], ...] = ()
     """Machine-readable fidelity audit, one record per (condition, mechanism) (`audit.fidelity_records`)."""
     drilldown: Any = None
-    """`reports.drilldown.Drilldown`: every observation, compressed, for the HTML drill-down only."""
+    """`reports.drilldown.Drilldown` (or a no-argument callable building it, so that Markdown and
+    JSON reports never pay for it): every observation, compressed, for the HTML drill-down only."""
 
     def section(self, section_id: str) -> Section:
         for s in self.sections:
