@@ -9,7 +9,6 @@ campaign's seed, so the same store gives the same report byte for byte.
 from __future__ import annotations
 
 import functools
-
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
