@@ -31,6 +31,7 @@ from lsrep.host import open_adapter
 from lsrep.host.wire import HostError
 from lsrep.judge.campaign import call_row
 from lsrep.judge.deterministic import judge_deterministic
+from lsrep.memory_model.accounting import ingest_row
 from lsrep.plan import (
     CheckpointStep,
     IngestStep,
@@ -75,6 +76,10 @@ class UnitTask:
     """Where the adapter runs: its own host process (default) or `in-process` (debugging)."""
     enforce_budget: bool = False
     """Cut each returned context to `retrieval_budget` before answering (the cut is recorded)."""
+    memory_llm: Any = None
+    """The condition's `[memory_llm]` table (`MemoryModelSpec`), or None: no memory-side chat model."""
+    memory_embedder: Any = None
+    """The condition's `[memory_embedder]` table (`MemoryModelSpec`), or None."""
 
 
 @dataclass
@@ -119,10 +124,15 @@ class _Replay:
         self.adapter_cls = cls
         self.provenance = TurnIndex.of_turns(self.turns)
         self.turn_ids = [t.turn_id for t in self.turns]
+        from lsrep.memory_model.unit import unit_embedder, unit_relay
+
+        self.memory = unit_relay(task, lambda: self.log.where)
+        self.ingests: list[dict[str, Any]] = []
         adapter = open_adapter(
             task.adapter_host, cls, opts, task.options, disable=task.disable, state_dir=state_dir,
-            retrieval_budget=task.retrieval_budget, embedder=make_embedder(task.embedder),
+            retrieval_budget=task.retrieval_budget, embedder=unit_embedder(task, self.memory, make_embedder),
             llm=self.answerer.system_llm(), seed=task.seed, embedding_text=task.embedder.text,
+            memory=self.memory if self.memory.active else None,
         )
         self.guard = Guarded(adapter, self.log)
         self.ingested_hash = ""
@@ -167,6 +177,7 @@ class _Replay:
                     self._checkpoint(step)
         self.guard.call("close", self.guard.adapter.close)
         self._drain_system_calls(None)
+        self.memory.close()
 
     def _prefetch(self, steps) -> None:
         """A hosted adapter gets the calls up to the next checkpoint in one message (same order)."""
@@ -198,7 +209,9 @@ class _Replay:
     def _ingest(self, step: IngestStep) -> None:
         turn = self.turns[step.index]
         replay_turn = self._replay_turn(step)
-        _, _, exc = self.guard.call(f"ingest:{turn.turn_id}", self.guard.adapter.ingest, replay_turn, now=step.now)
+        _, ms, exc = self.guard.call(f"ingest:{turn.turn_id}", self.guard.adapter.ingest, replay_turn, now=step.now)
+        self.ingests.append(ingest_row(self.task.run_id, self.task.unit_id, self.task.condition, len(self.ingests),
+                                       turn.turn_id, ms, exc is None))
         if exc is not None:
             # A turn the system did not take means every later observation sees another history.
             self.aborted = self.log.record_failure(f"ingest:{turn.turn_id}", exc)
@@ -424,6 +437,7 @@ class _Replay:
             "checkpoints": self.checkpoints, "observations": self.observations, "fragments": self.fragments,
             "events": self.log.events, "maintenance": self.maintenance, "failures": self.log.failures,
             "judgements": self.judgements, "llm_calls": self.llm_calls,
+            "memory_calls": self.memory.book.rows, "ingests": self.ingests,
         })
 
 
