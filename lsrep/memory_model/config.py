@@ -50,3 +50,28 @@ def describe(campaign_spec: Any) -> dict[str, Any]:
         out[cond.name] = {role: None if spec is None else spec.model_dump(mode="json", exclude_none=True)
                           for role, spec in roles.items()}
     return out
+
+
+def table_problems(campaign_spec: Any, environ: Any):
+    """(where, problem or None, key) for every memory-side table of a campaign, in file order.
+
+    `where` names the table as written (`[memory_llm]`, `[[conditions]] "X" memory_embedder`) and
+    the key; a table without problems yields its key (to register with the redactor)."""
+    tables = [(f"[{role}]", role, getattr(campaign_spec, role, None)) for role in ROLES]
+    tables += [(f"[[conditions]] {c.name!r} {role}", role, getattr(c, role, None))
+               for c in campaign_spec.conditions for role in ROLES]
+    for where, role, spec in tables:
+        if spec is None:
+            continue
+        if role == "memory_llm" and spec.dimensions is not None:
+            yield f"{where} dimensions", "dimensions is a [memory_embedder] key (the vector size); remove it", None
+            continue
+        if spec.kind != "endpoint" or not spec.api_key_env:
+            continue
+        key = environ.get(spec.api_key_env, "")
+        if not key:
+            yield (f"{where} api_key_env", f"environment variable {spec.api_key_env} is not set; export it (keys "
+                   "are read from the environment, never from the file), or set api_key_env = \"\" for a "
+                   "server without auth", None)
+            continue
+        yield where, None, key
