@@ -132,7 +132,7 @@ class _Replay:
             task.adapter_host, cls, opts, task.options, disable=task.disable, state_dir=state_dir,
             retrieval_budget=task.retrieval_budget, embedder=unit_embedder(task, self.memory, make_embedder),
             llm=self.answerer.system_llm(), seed=task.seed, embedding_text=task.embedder.text,
-            memory=self.memory if self.memory.active else None,
+            memory=self.memory,
         )
         self.guard = Guarded(adapter, self.log)
         self.ingested_hash = ""
