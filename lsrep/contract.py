@@ -172,6 +172,12 @@ class AdapterSetup:
     """Model for system-internal calls and system-mode answers (None: offline stand-ins)."""
     seed: int = 0
     """Seed for anything random inside the system."""
+    memory_llm: Any = None
+    """The condition's memory-side chat model (`lsrep.memory_model.handles.MemoryLLM`: `base_url`,
+    `api_key`, `model`, `chat(...)`), a local OpenAI-compatible gateway; None when it has none."""
+    memory_embedder: Any = None
+    """The condition's memory-side embedder (`lsrep.memory_model.handles.MemoryEmbedder`: `base_url`,
+    `api_key`, `model`, `dimensions`, `embed(texts)`), on the same gateway; None when it has none."""
 
 
 class SnapshotNotSupported(RuntimeError):

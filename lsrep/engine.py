@@ -31,6 +31,7 @@ from lsrep.host import open_adapter
 from lsrep.host.wire import HostError
 from lsrep.judge.campaign import call_row
 from lsrep.judge.deterministic import judge_deterministic
+from lsrep.memory_model.accounting import ingest_row
 from lsrep.plan import (
     CheckpointStep,
     IngestStep,
@@ -78,6 +79,10 @@ class UnitTask:
     context_format: str = "harness"
     """`harness`: the answer prompt holds the numbered fragment texts; `system`: the block the
     system returns as `context_text`, where it returns one."""
+    memory_llm: Any = None
+    """The condition's `[memory_llm]` table (`MemoryModelSpec`), or None: no memory-side chat model."""
+    memory_embedder: Any = None
+    """The condition's `[memory_embedder]` table (`MemoryModelSpec`), or None."""
 
 
 @dataclass
@@ -122,10 +127,15 @@ class _Replay:
         self.adapter_cls = cls
         self.provenance = TurnIndex.of_turns(self.turns)
         self.turn_ids = [t.turn_id for t in self.turns]
+        from lsrep.memory_model.unit import unit_embedder, unit_relay
+
+        self.memory = unit_relay(task, lambda: self.log.where)
+        self.ingests: list[dict[str, Any]] = []
         adapter = open_adapter(
             task.adapter_host, cls, opts, task.options, disable=task.disable, state_dir=state_dir,
-            retrieval_budget=task.retrieval_budget, embedder=make_embedder(task.embedder),
+            retrieval_budget=task.retrieval_budget, embedder=unit_embedder(task, self.memory, make_embedder),
             llm=self.answerer.system_llm(), seed=task.seed, embedding_text=task.embedder.text,
+            memory=self.memory,
         )
         self.guard = Guarded(adapter, self.log)
         self.ingested_hash = ""
@@ -170,6 +180,7 @@ class _Replay:
                     self._checkpoint(step)
         self.guard.call("close", self.guard.adapter.close)
         self._drain_system_calls(None)
+        self.memory.close()
 
     def _prefetch(self, steps) -> None:
         """A hosted adapter gets the calls up to the next checkpoint in one message (same order)."""
@@ -201,7 +212,9 @@ class _Replay:
     def _ingest(self, step: IngestStep) -> None:
         turn = self.turns[step.index]
         replay_turn = self._replay_turn(step)
-        _, _, exc = self.guard.call(f"ingest:{turn.turn_id}", self.guard.adapter.ingest, replay_turn, now=step.now)
+        _, ms, exc = self.guard.call(f"ingest:{turn.turn_id}", self.guard.adapter.ingest, replay_turn, now=step.now)
+        self.ingests.append(ingest_row(self.task.run_id, self.task.unit_id, self.task.condition, len(self.ingests),
+                                       turn.turn_id, ms, exc is None))
         if exc is not None:
             # A turn the system did not take means every later observation sees another history.
             self.aborted = self.log.record_failure(f"ingest:{turn.turn_id}", exc)
@@ -432,6 +445,7 @@ class _Replay:
             "checkpoints": self.checkpoints, "observations": self.observations, "fragments": self.fragments,
             "events": self.log.events, "maintenance": self.maintenance, "failures": self.log.failures,
             "judgements": self.judgements, "llm_calls": self.llm_calls,
+            "memory_calls": self.memory.book.rows, "ingests": self.ingests,
         })
 
 

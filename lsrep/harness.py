@@ -42,11 +42,11 @@ def validate_condition(system: str, options: dict[str, Any], disable: tuple[str,
 
 def build_adapter(cls: type[MemoryAdapter], options: Any, *, disable: tuple[str, ...], state_dir: Path,
                   retrieval_budget: int | None, embedder: Embedder | None, llm: Any, seed: int,
-                  embedding_text: str = "content") -> MemoryAdapter:
+                  embedding_text: str = "content", memory_llm: Any = None, memory_embedder: Any = None) -> MemoryAdapter:
     setup = AdapterSetup(
         options=options, disabled=frozenset(disable), state_dir=state_dir,
         retrieval_budget=retrieval_budget, embedder=embedder, llm=llm, seed=seed,
-        embedding_text=embedding_text,
+        embedding_text=embedding_text, memory_llm=memory_llm, memory_embedder=memory_embedder,
     )
     return cls(setup)
 

@@ -221,3 +221,27 @@ def m010_system_context(db: sqlite_utils.Database) -> None:
     obs = db["observations"]
     obs.add_column("system_context_tokens", int)
     obs.add_column("context_source", str)
+
+
+@migration
+def m011_memory_calls(db: sqlite_utils.Database) -> None:
+    # Every memory-side model call (the system's own chat and embedding calls through the gateway,
+    # and the campaign endpoint embedder's), attributed to condition, unit, phase and turn or probe;
+    # and how long each ingested turn took (lsrep.memory_model; docs/memory-model.md).
+    db["memory_calls"].create(
+        {
+            "call_id": str, "run_id": str, "unit_id": str, "condition": str, "seq": int, "role": str,
+            "kind": str, "source": str, "endpoint": str, "model": str, "phase": str, "method": str,
+            "turn_id": str, "probe_id": str, "checkpoint": int, "detail": str, "inputs": int,
+            "prompt_tokens": int, "completion_tokens": int, "cost": float, "latency_ms": float, "cached": int,
+            "attempts": int, "faults": str, "status": str, "error": str, "request_sha256": str, "profile": str,
+        },
+        pk="call_id",
+    )
+    db["memory_calls"].create_index(["run_id", "condition", "phase"])
+    db["ingests"].create(
+        {"run_id": str, "unit_id": str, "condition": str, "seq": int, "turn_id": str, "elapsed_ms": float,
+         "status": str},
+        pk=("run_id", "unit_id", "seq"),
+    )
+    db["ingests"].create_index(["run_id", "condition"])

@@ -77,6 +77,7 @@ def prepare_run(path: Path | str, store_path: Path | str | None = None, *, overr
     except LsrepError as exc:
         raise CampaignConfigError(where, str(exc)) from None
     _register_endpoint_keys(campaign)
+    _check_memory_models(campaign)
     manifest["adapter_host"] = describe_host(host_mode)
     if limit is not None:
         manifest["limit"] = limit
@@ -124,6 +125,18 @@ def _register_endpoint_keys(campaign: LoadedCampaign) -> None:
                              f"{endpoint.api_key_env} is not set; export it (keys are read from the environment, "
                              "never from the file) or name the variable that holds the key")
         register_secret(value)
+
+
+def _check_memory_models(campaign: LoadedCampaign) -> None:
+    # The memory-side tables (docs/memory-model.md): each key set and known to the redactor, each
+    # key used where it means something.
+    from lsrep.memory_model.config import table_problems
+    from lsrep.redact import register_secret
+
+    for where, problem, key in table_problems(campaign.spec, os.environ):
+        if problem:
+            raise InputError(campaign.path, f"{where}: {problem}")
+        register_secret(key)
 
 
 def _check_storable(campaign: LoadedCampaign, inputs) -> None:

@@ -139,6 +139,7 @@ def build_manifest(campaign: LoadedCampaign, conditions: dict[str, Any], plans) 
         "embedder": make_embedder(spec.embedder).name,
         "calibration_systems": list(CALIBRATION_SYSTEMS),
         "embedding_text": spec.embedder.text,
+        "memory_models": _memory_models(spec),
         "judges": [{"name": "deterministic", "version": "1", "kind": "deterministic"}]
         + [j.model_dump(mode="json", exclude={"endpoint"}) | _endpoint_public(j.endpoint) for j in spec.judges],
         "plans": {f"{c}/{t}": d for (c, t), (_, d) in sorted(plans.items())},
@@ -147,6 +148,12 @@ def build_manifest(campaign: LoadedCampaign, conditions: dict[str, Any], plans) 
         "platform": platform.platform(),
         "git_revision": _git_revision(campaign.path.parent),
     }
+
+
+def _memory_models(spec) -> dict[str, Any]:
+    from lsrep.memory_model.config import describe
+
+    return describe(spec)
 
 
 def _relative(path: Path | str, base: Path) -> str:
@@ -309,7 +316,8 @@ def _tasks(run_id: str, campaign: LoadedCampaign, inputs, plans, store_path: Pat
                     context_format=cond.context_format or spec.context_format, embedder=spec.embedder, retrieval_budget=spec.retrieval_budget, repetition=rep,
                     seed=unit_seed(spec.seed, cond.name, tid, rep), store_path=str(store_path),
                     refresh_cache_before=refresh_before, adapter_host=host_mode,
-                    enforce_budget=spec.enforce_budget,
+                    enforce_budget=spec.enforce_budget, memory_llm=cond.memory_llm or spec.memory_llm,
+                    memory_embedder=cond.memory_embedder or spec.memory_embedder,
                 ))
     return tasks
 

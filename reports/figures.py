@@ -225,11 +225,11 @@ def _forest(data: dict[str, Any]):
 def _cost(data: dict[str, Any]):
     fig, axes = plt.subplots(1, 2, figsize=(9.2, 3.4), sharey=True)
     for ax, key, label in ((axes[0], "fragments", "mean fragments per observation"),
-                           (axes[1], "prompt_tokens", "mean prompt tokens per observation")):
-        xs = [p[key] for p in data["points"] if _finite(p[key])]
+                           (axes[1], "total_tokens", "total tokens per observation (answer + memory model)")):
+        xs = [p[key] for p in data["points"] if _finite(p.get(key))]
         colors = condition_colors([p["condition"] for p in data["points"]])
         for p in data["points"]:
-            if not (_finite(p["accuracy"]) and _finite(p[key])):
+            if not (_finite(p["accuracy"]) and _finite(p.get(key))):
                 continue
             color = colors[p["condition"]]
             ax.errorbar([p[key]], [p["accuracy"]], yerr=[[p["accuracy"] - p["lo"]], [p["hi"] - p["accuracy"]]],

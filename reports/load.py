@@ -10,13 +10,20 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from lsrep.errors import LsrepError
 from lsrep.store import RunStore
 
 DETERMINISTIC = "deterministic"
+
+
+def memory_cost_rows(store: RunStore, run_id: str) -> dict[str, list[dict[str, Any]]]:
+    """`memory_calls` and `ingests` aggregates for RunData (see `lsrep.reports.cost`)."""
+    from lsrep.reports.cost import load_cost_rows
+
+    return load_cost_rows(store, run_id)
 
 
 @dataclass(frozen=True)
@@ -44,6 +51,10 @@ class RunData:
     """Fragments citing a turn id missing from the trajectory, per condition."""
     llm_calls: list[dict[str, Any]]
     """Model calls aggregated by purpose, model and status."""
+    memory_calls: list[dict[str, Any]] = field(default_factory=list)
+    """Memory-side model calls aggregated by condition, role, kind and phase (`reports.cost`)."""
+    ingests: list[dict[str, Any]] = field(default_factory=list)
+    """Ingest latency aggregated by condition (`reports.cost`)."""
 
     @property
     def manifest(self) -> dict[str, Any]:
@@ -118,6 +129,7 @@ def load_run(store: RunStore, run_id: str, judge: str = DETERMINISTIC) -> RunDat
             "sum(prompt_tokens) prompt_tokens, sum(completion_tokens) completion_tokens, sum(cost) cost, "
             "avg(latency_ms) latency_ms from llm_calls where run_id = ? group by purpose, model, status "
             "order by purpose, model, status", [run_id]),
+        **memory_cost_rows(store, run_id),
     )
 
 

@@ -167,6 +167,12 @@ def _headroom(ctx, m: Metrics, cond: str):
             "metric": HEADLINE_METRIC}
 
 
+def _cost(ctx, cond: str):
+    from lsrep.reports.cost import cost_block
+
+    return cost_block(ctx.data, cond)
+
+
 CONDITION_BLOCKS: tuple[tuple[str, Callable[[Context, Metrics, str], Any]], ...] = (
     ("headline", _headline),
     ("answerable", _answerable),
@@ -174,6 +180,7 @@ CONDITION_BLOCKS: tuple[tuple[str, Callable[[Context, Metrics, str], Any]], ...]
     ("labels", lambda ctx, m, cond: dict(m.score(cond).labels)),
     ("headroom", _headroom),
     ("locomo", lambda ctx, m, cond: m.locomo.get(cond)),
+    ("cost", lambda ctx, m, cond: _cost(ctx, cond)),
 )
 """Per-condition blocks of the record, in order; a block returning None is left out."""
 

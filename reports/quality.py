@@ -8,6 +8,7 @@ from typing import Any
 
 from lsrep.reports import provenance
 from lsrep.reports.common import OUTCOMES, Context, cluster, group, outcome_counts
+from lsrep.reports.cost import cost_section as cost  # noqa: F401 - the section list names quality.cost
 from lsrep.reports.instrument import calibration_blocks, locomo_table
 from lsrep.reports.timeline import checkpoint_axis
 from lsrep.reports.tree import Callout, Column, Figure, Section, Table
@@ -318,57 +319,6 @@ def paired(ctx: Context) -> Section:
         "paired", "Paired differences",
         "Each comparison uses only the probe-checkpoint pairs both conditions answered, so probe "
         "difficulty cancels out.", tuple(blocks),
-    )
-
-
-def cost(ctx: Context) -> Section:
-    by_cond = group(ctx.data.observations, "condition")
-    rows, points = [], []
-    usage = any(o["usage_prompt_tokens"] is not None for o in ctx.data.observations)
-    blocks = any(o.get("system_context_tokens") is not None for o in ctx.data.observations)
-    for cond in ctx.conditions:
-        obs = by_cond.get(cond, [])
-        ok = [o for o in obs if o["status"] == "ok"]
-        acc = ctx.metrics.score(cond).headline
-        frags = ctx.mean(ok, lambda o: o["n_fragments"], "fragments", cond)
-        ctx_tokens = ctx.mean(ok, lambda o: o["context_tokens"], "context_tokens", cond)
-        prompt = ctx.mean(ok, lambda o: o["prompt_tokens"], "prompt_tokens", cond)
-        row = {"condition": cond, "accuracy": acc, "fragments": frags, "context_tokens": ctx_tokens,
-               "prompt_tokens": prompt, "query_ms": ctx.mean(ok, lambda o: o["query_ms"], "query_ms", cond).value}
-        if usage:
-            row["usage"] = ctx.mean(ok, lambda o: o["usage_prompt_tokens"], "usage", cond)
-        if blocks:
-            row["system_block"] = ctx.mean(ok, lambda o: o.get("system_context_tokens"), "system_block", cond)
-        rows.append(row)
-        points.append({"condition": cond, "accuracy": acc.value, "lo": acc.interval[0], "hi": acc.interval[1],
-                       "fragments": frags.value, "prompt_tokens": prompt.value})
-    columns = [
-        Column("condition", "Condition", "condition"),
-        Column("accuracy", "Headline", "rate_estimate", f"{HEADLINE_METRIC}; {ctx.settings.ci_label}"),
-        Column("fragments", "Fragments / obs.", "estimate", ctx.settings.ci_label),
-        Column("context_tokens", "Context tokens / obs.", "estimate"),
-        Column("prompt_tokens", "Prompt tokens / obs.", "estimate", "whole answer prompt"),
-        Column("query_ms", "Query ms (mean)", "ms"),
-    ]
-    if usage:
-        columns.insert(5, Column("usage", "Endpoint prompt tokens", "estimate", "reported usage"))
-    if blocks:
-        columns.insert(4, Column("system_block", "System block tokens / obs.", "estimate",
-                                 "its own context_text; in the prompt under context_format = system"))
-    fig = Figure(
-        "fig-cost", "cost", "Quality against context cost", {"points": points},
-        caption=f"Headline ({HEADLINE_METRIC}, {ctx.settings.ci_label}) against mean fragments (left) and mean prompt tokens "
-                "(right) per observation.",
-        alt="Accuracy plotted against mean fragments and mean prompt tokens per condition.",
-    )
-    return Section(
-        "cost", "Quality against context cost",
-        "Quality is only half the story: what each condition spent to get it — fragments returned and "
-        "tokens in the answer prompt (one common estimator for every system).",
-        (fig, Table(tuple(columns), tuple(rows), notes=(
-            "Cost means are over observations whose query succeeded (status ok); the headline over all "
-            "answerable observations.",
-            ctx.settings.boot_note))),
     )
 
 

@@ -17,6 +17,25 @@ from lsrep.llm.client import SystemLanguageModel
 from lsrep.protocol.campaign import AnswererSpec
 
 
+def role_window(spec: AnswererSpec) -> tuple[AnswererSpec, Any]:
+    """The answerer's spec and endpoint under one window: the answerer's own when it sets one (or
+    the endpoint sets none), else the endpoint's — never an endpoint default over the role.
+
+    The answerer's `context_window` bounds the prompt (the harness's estimate); the client's
+    window also holds the reserved completion (`max_tokens`), so it is that much larger.
+    """
+    from lsrep.llm.config import EndpointSpec
+
+    endpoint = spec.endpoint
+    EndpointSpec.of(endpoint)  # the table as written must be valid (e.g. its window above max_tokens)
+    if "context_window" in spec.model_fields_set or "context_window" not in endpoint.model_fields_set:
+        prompt_window = spec.context_window
+    else:
+        prompt_window = endpoint.context_window - endpoint.max_tokens
+    return (spec.model_copy(update={"context_window": prompt_window}),
+            endpoint.model_copy(update={"context_window": prompt_window + endpoint.max_tokens}))
+
+
 class LLMAnswerer(Answerer):
     """Context-mode answers from an OpenAI-compatible endpoint."""
 
@@ -24,13 +43,14 @@ class LLMAnswerer(Answerer):
 
     def __init__(self, spec: AnswererSpec, *, store_path: str | None = None,
                  refresh_before: str | None = None) -> None:
-        super().__init__(spec)
         if spec.endpoint is None:
             raise ValueError("answerer kind 'llm' needs an endpoint")
+        spec, endpoint = role_window(spec)
+        super().__init__(spec)
         from lsrep.judge.campaign import make_client
 
         # One response cache and one cross-process concurrency limit per store folder.
-        self.client = make_client(spec.endpoint, store_path, refresh_before=refresh_before)
+        self.client = make_client(endpoint, store_path, refresh_before=refresh_before)
         self.name = f"llm:{self.client.spec.model}"
         self._system_llm: SystemLanguageModel | None = None
 

@@ -29,6 +29,12 @@ def register(sub, command) -> None:
     cp.add_argument("--adapter-host", choices=["process", "in-process"], default="process",
                     help="where the adapter runs: its own host process (default, as in campaigns) or "
                          "in-process (debugging; the gold_unreachable check then shows what a peeker could read)")
+    for flag, role in (("--memory-llm", "chat model"), ("--memory-embedder", "embedder")):
+        cp.add_argument(flag, default=None, metavar="SPEC",
+                        help=f"the adapter's memory-side {role} (setup.{flag[2:].replace('-', '_')}): `offline` "
+                             "(default: the deterministic responder), `none`, or a JSON object of the campaign "
+                             "table's keys, e.g. '{\"base_url\": \"http://127.0.0.1:8080/v1\", \"model\": \"m\", "
+                             "\"api_key_env\": \"\"}'")
     actions.add_parser("checks", help="list the conformance checks and what each catches")
     command("adapters")(cmd_adapters)
 
@@ -66,13 +72,17 @@ def cmd_adapters(args: argparse.Namespace) -> int:
             example = f" (e.g. {c.example})" if c.example else " (info only)"
             print(f"{c.name:<{width}}{c.catches}{example}")
         return 0
+    from lsrep.memory_model.checking import check_relay, parse_table
+
+    memory = check_relay(parse_table("--memory-llm", args.memory_llm),
+                         parse_table("--memory-embedder", args.memory_embedder))
     report = run_conformance(args.system, parse_options(args.option), checks=args.check,
-                             adapter_host=args.adapter_host)
+                             adapter_host=args.adapter_host, memory=memory if memory.active else None)
     if args.json:
         print(json.dumps(report.model_dump(mode="json") | {"ok": report.ok}, indent=2))
         return 0 if report.ok else 1
     print(f"conformance of {report.system} ({report.adapter}), options {json.dumps(report.options, sort_keys=True)}, "
-          f"adapter host: {report.adapter_host}")
+          f"adapter host: {report.adapter_host}, memory model: {_memory_label(memory)}")
     width = max(len(name) for name in CHECKS) + 2
     print(f"{'check':<{width}}{'result':<9}reason")
     print(f"{'-' * (width - 2):<{width}}{'-' * 7:<9}{'-' * 6}")
@@ -92,6 +102,16 @@ def cmd_adapters(args: argparse.Namespace) -> int:
         for names in causes.values():
             print_traceback(args.system, parse_options(args.option), names[0])
     return 0 if report.ok else 1
+
+
+def _memory_label(memory) -> str:
+    if not memory.active:
+        return "none"
+    parts = []
+    for role, spec in (("llm", memory.llm_spec), ("embedder", memory.embedder_spec)):
+        if spec is not None:
+            parts.append(f"{role} {'offline responder' if spec.kind == 'offline' else spec.base_url}")
+    return ", ".join(parts) + f" ({len(memory.book.rows)} calls)"
 
 
 def root_causes(results) -> dict[str, list[str]]:

@@ -62,6 +62,8 @@ class ConformanceReport(BaseModel):
     results: tuple[CheckResult, ...]
     adapter_host: str = "process"
     """Where the adapter ran: its own host process (the default) or `in-process`."""
+    memory_calls: int = 0
+    """Memory-side model calls the adapter made through its gateway during the suite."""
 
     @property
     def ok(self) -> bool:
@@ -170,8 +172,11 @@ def replay_scenario(inst: Instance, *, redeliver: bool = False) -> Replay:
 class Subject:
     """The adapter under test: builds fresh instances in a private folder and memoises clean replays."""
 
-    def __init__(self, system: str, options: dict[str, Any] | None = None, adapter_host: str = "process") -> None:
+    def __init__(self, system: str, options: dict[str, Any] | None = None, adapter_host: str = "process",
+                 memory: Any = None) -> None:
         self.system = system
+        self.memory = memory
+        """The memory-model relay (`lsrep.memory_model.checking.check_relay`), or None: no memory model."""
         self.options = dict(options or {})
         self.cls, self.validated = validate_condition(system, self.options, (), CONDITION)
         self.adapter_host = check_mode(adapter_host)
@@ -186,8 +191,16 @@ class Subject:
         state_dir = Path(self._tmp.name) / f"instance-{len(self._instances)}"
         state_dir.mkdir()
         if self.adapter_host == "in-process":
-            adapter = build_adapter(cls, opts, disable=disable, state_dir=state_dir,
-                                    retrieval_budget=retrieval_budget, embedder=HashingEmbedder(), llm=None, seed=SEED)
+            from functools import partial
+
+            build = partial(build_adapter, cls, opts, disable=disable, state_dir=state_dir,
+                            retrieval_budget=retrieval_budget, embedder=HashingEmbedder(), llm=None, seed=SEED)
+            if self.memory is None:
+                adapter = build()
+            else:
+                from lsrep.memory_model.inprocess import build_attributed
+
+                adapter = build_attributed(build, self.memory)
         else:
             adapter = self._hosted(cls, disable, retrieval_budget)
         inst = Instance(adapter)
@@ -199,7 +212,7 @@ class Subject:
         from lsrep.host.client import HostedAdapter, HostProcess, import_path
 
         if self._host is None:
-            self._host = HostProcess(embedder=HashingEmbedder(), preload=cls.__module__)
+            self._host = HostProcess(embedder=HashingEmbedder(), preload=cls.__module__, memory=self.memory)
             self._host.start_path(import_path(cls))
         return HostedAdapter(self._host, cls, options=self.options, disable=disable,
                              retrieval_budget=retrieval_budget, seed=SEED, owns_host=False)

@@ -28,22 +28,30 @@ def check_mode(mode: str) -> str:
 
 def open_adapter(mode: str, cls: type, options: Any, raw_options: dict[str, Any], *, disable: tuple[str, ...],
                  state_dir: Path, retrieval_budget: int | None, embedder: Any, llm: Any, seed: int,
-                 embedding_text: str = "content") -> Any:
+                 embedding_text: str = "content", memory: Any = None) -> Any:
     """The adapter for a unit: a HostedAdapter (`process`) or the adapter itself (`in-process`).
 
     `options` is the validated Options instance (used in-process); the host re-validates
-    `raw_options`, the condition's options as written.
+    `raw_options`, the condition's options as written. `memory` is the unit's memory-model relay
+    (`lsrep.memory_model.relay.MemoryRelay`) when the condition gives its system a model.
     """
     if check_mode(mode) == "in-process":
+        from functools import partial
+
         from lsrep.harness import build_adapter
 
-        return build_adapter(cls, options, disable=disable, state_dir=state_dir,
-                             retrieval_budget=retrieval_budget, embedder=embedder, llm=llm, seed=seed,
-                             embedding_text=embedding_text)
+        build = partial(build_adapter, cls, options, disable=disable, state_dir=state_dir,
+                        retrieval_budget=retrieval_budget, embedder=embedder, llm=llm, seed=seed,
+                        embedding_text=embedding_text)
+        if memory is None:
+            return build()
+        from lsrep.memory_model.inprocess import build_attributed
+
+        return build_attributed(build, memory)
     from lsrep.host.client import open_hosted
 
     return open_hosted(cls, raw_options, disable=disable, retrieval_budget=retrieval_budget, embedder=embedder,
-                       llm=llm, seed=seed, embedding_text=embedding_text)
+                       llm=llm, seed=seed, embedding_text=embedding_text, memory=memory)
 
 
 def describe_host(mode: str) -> dict[str, Any]:

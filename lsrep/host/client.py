@@ -164,9 +164,11 @@ class HostProcess:
     """One adapter host process, forked by this process's zygote, and the pipes to it."""
 
     def __init__(self, *, timeout: float = DEFAULT_TIMEOUT_S, llm: Any = None, embedder: Any = None,
-                 preload: str | None = None) -> None:
+                 preload: str | None = None, memory: Any = None) -> None:
         self.timeout = timeout
         self.llm, self.embedder = llm, embedder
+        self.memory = memory
+        """The unit's `lsrep.memory_model.relay.MemoryRelay` (serves the host's memory gateway), or None."""
         self.workdir = Path(tempfile.mkdtemp(prefix="lsrep-host-"))
         self.zygote = zygote()
         if preload:
@@ -231,6 +233,10 @@ class HostProcess:
                 if self.embedder is None:
                     raise HostError("the adapter called setup.embedder, but this condition gives it none")
                 return {"cb_ok": [list(map(float, row)) for row in self.embedder.embed(request["texts"])]}
+            if request["cb"] == "memory":
+                if self.memory is None:
+                    raise HostError("the adapter called its memory model, but this condition gives it none")
+                return {"cb_ok": self.memory.serve(str(request.get("request")), request.get("body") or {})}
             raise HostError(f"unknown callback {request['cb']!r}")
         except Exception as exc:  # noqa: BLE001 - the adapter sees its model call fail, as in-process
             return {"cb_error": describe_exception(exc)}
@@ -289,12 +295,17 @@ class HostedAdapter:
         spec = None if embedder is None else (
             {"kind": "hashing", "dim": embedder.dim} if type(embedder) is HashingEmbedder
             else {"kind": "remote", "name": embedder.name})
+        memory = host.memory
+        if memory is not None:
+            memory.begin("build")
         built = host.request({
-            "op": "build", "target": f"{cls.__module__}:{cls.__qualname__}", "name": cls.name,
+            "op": "build", "memory": None if memory is None else memory.public(), "target": f"{cls.__module__}:{cls.__qualname__}", "name": cls.name,
             "options": encode(dict(options)), "disabled": sorted(disable),
             "retrieval_budget": retrieval_budget, "seed": seed, "embedder": spec, "llm": host.llm is not None,
             "embedding_text": embedding_text,
         })
+        if memory is not None:
+            memory.end()
         self.instance = built["instance"]
         caps = built["capabilities"]
         self.maintenance_operations = frozenset(caps["maintenance_operations"] or ())
@@ -365,12 +376,28 @@ class HostedAdapter:
             return
         keys = [(method, _wire_args(args, kwargs)) for method, args, kwargs in calls]
         replies: list[dict[str, Any]] = []
+        memory = self.host.memory
+
+        def answered(reply: dict[str, Any]) -> None:
+            # Model calls the host relays between two replies belong to the next call of the batch.
+            replies.append(reply)
+            if memory is not None:
+                if len(replies) < len(calls):
+                    memory.begin(calls[len(replies)][0], calls[len(replies)][1], calls[len(replies)][2])
+                else:
+                    memory.end()
+
+        if memory is not None:
+            memory.begin(*calls[0])
         try:
             self.host.exchange({"op": "batch", "instance": self.instance,
                                 "calls": [{"method": m, "args": a, "kwargs": k} for m, (a, k) in keys]},
-                               on_partial=replies.append)
+                               on_partial=answered)
         except HostError:
             pass  # the calls answered are replayed; the next one meets the dead host and fails there
+        finally:
+            if memory is not None:
+                memory.end()
         for key, reply in zip(keys, replies, strict=False):
             self._queued.append((key[0], key[1], reply))
 
@@ -383,8 +410,15 @@ class HostedAdapter:
                 self._queued.clear()
                 raise HostError(f"prefetched {q_method} does not match the call {method} (harness bug)")
         else:
-            reply = self.host.exchange({"op": "call", "instance": self.instance, "method": method,
-                                        "args": wire[0], "kwargs": wire[1]})
+            memory = self.host.memory
+            if memory is not None:
+                memory.begin(method, args, kwargs)
+            try:
+                reply = self.host.exchange({"op": "call", "instance": self.instance, "method": method,
+                                            "args": wire[0], "kwargs": wire[1]})
+            finally:
+                if memory is not None:
+                    memory.end()
         self.last_ms = float(reply.get("ms", 0.0))
         if self._sink is not None:
             for event in reply.get("events", ()):
@@ -400,14 +434,14 @@ def _wire_args(args: tuple, kwargs: dict[str, Any]) -> tuple[Any, Any]:
 
 def open_hosted(cls: type[MemoryAdapter], options: dict[str, Any], *, disable: tuple[str, ...], retrieval_budget: int | None,
                 embedder: Any, llm: Any, seed: int, timeout: float = DEFAULT_TIMEOUT_S,
-                hooks: tuple[str, ...] = (), embedding_text: str = "content") -> HostedAdapter:
+                hooks: tuple[str, ...] = (), embedding_text: str = "content", memory: Any = None) -> HostedAdapter:
     """Start a host for one adapter instance (it stops when the adapter is closed or terminated).
 
     `options` are the condition's options as written; the host validates them with the adapter's
     `Options` model exactly as the harness did. `hooks` are call hooks to run in the host around
     every adapter call (`module:function` taking the call context, returning a context manager).
     """
-    host = HostProcess(timeout=timeout, llm=llm, embedder=embedder, preload=cls.__module__)
+    host = HostProcess(timeout=timeout, llm=llm, embedder=embedder, preload=cls.__module__, memory=memory)
     try:
         host.start_path(import_path(cls), hooks)
         return HostedAdapter(host, cls, options=options, disable=disable, retrieval_budget=retrieval_budget,

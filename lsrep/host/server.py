@@ -21,6 +21,7 @@ import contextlib
 import importlib
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
@@ -48,10 +49,20 @@ class _Channel:
 
     def __init__(self, rx: Connection, tx: Connection) -> None:
         self.rx, self.tx = rx, tx
+        self.lock = threading.Lock()  # the memory gateway's threads use the pipes too, one at a time
+
+    def send(self, message: dict[str, Any]) -> None:
+        with self.lock:
+            send(self.tx, message)
+
+    def recv(self) -> dict[str, Any]:
+        with self.lock:
+            return recv(self.rx, None)
 
     def callback(self, kind: str, **payload: Any) -> Any:
-        send(self.tx, {"cb": kind, **payload})
-        reply = recv(self.rx, None)
+        with self.lock:
+            send(self.tx, {"cb": kind, **payload})
+            reply = recv(self.rx, None)
         if "cb_error" in reply:
             from lsrep.host.wire import remote_exception
 
@@ -93,23 +104,26 @@ class Host:
         self.next_snapshot = 0
         self.events: list[dict[str, Any]] = []
         self.workdir = Path.cwd()
+        self.gateway: Any = None
 
     def serve(self) -> None:
         while True:
             try:
-                message = recv(self.channel.rx, None)
+                message = self.channel.recv()
             except HostDied:
                 return  # the harness went away: nothing left to serve
             for handle in message.get("release", ()):
                 self.snapshots.pop(handle, None)
             op = message["op"]
             if op == "exit":
+                if self.gateway is not None:
+                    self.gateway.close()
                 return
             try:
                 reply = getattr(self, f"op_{op}")(message)
             except Exception as exc:  # noqa: BLE001 - reported to the harness, which records it
                 reply = {"error": describe_exception(exc)}
-            send(self.channel.tx, reply)
+            self.channel.send(reply)
 
     # -- operations ------------------------------------------------------------------------------
     def op_init(self, message: dict[str, Any]) -> dict[str, Any]:
@@ -134,18 +148,34 @@ class Host:
         ident = len(self.instances)
         state_dir = self.workdir / f"state-{ident}"
         state_dir.mkdir()
+        memory_llm, memory_embedder = self._memory_model(message.get("memory"))
         setup = AdapterSetup(
             options=cls.Options.model_validate(message["options"]), disabled=frozenset(message["disabled"]),
             state_dir=state_dir, retrieval_budget=message["retrieval_budget"],
             embedder=self._embedder(message.get("embedder")),
             llm=RemoteLanguageModel(self.channel) if message.get("llm") else None, seed=message["seed"],
             embedding_text=message.get("embedding_text", "content"),
+            memory_llm=memory_llm, memory_embedder=memory_embedder,
         )
         adapter = cls(setup)
         adapter.bind_events(self._record_event)
         self.instances[ident] = adapter
         caps = {name: _capability(adapter, name) for name in CAPABILITIES}
         return {"ok": {"instance": ident, "capabilities": caps}}
+
+    def _memory_model(self, spec: dict[str, Any] | None) -> tuple[Any, Any]:
+        """The memory-side handles: a gateway in this process relaying over the pipes to the harness."""
+        if not spec:
+            return None, None
+        from lsrep.memory_model.handles import open_handles
+
+        def forward(kind: str, body: dict[str, Any]) -> dict[str, Any]:
+            return self.channel.callback("memory", request=kind, body=body)
+
+        if self.gateway is not None:
+            self.gateway.close()
+        self.gateway, llm, embedder = open_handles(forward, spec)
+        return llm, embedder
 
     def _embedder(self, spec: dict[str, Any] | None) -> Any:
         if spec is None:
@@ -166,9 +196,9 @@ class Host:
             reply = self._call(message["instance"], call)
             done += 1
             if "error" in reply and call["method"] in STOP_AFTER_ERROR:
-                send(self.channel.tx, {"partial": reply})
+                self.channel.send({"partial": reply})
                 break
-            send(self.channel.tx, {"partial": reply})
+            self.channel.send({"partial": reply})
         return {"ok": done}
 
     def _call(self, ident: int, call: dict[str, Any]) -> dict[str, Any]:

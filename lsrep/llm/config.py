@@ -37,7 +37,7 @@ class EndpointSpec(BaseModel):
     model: str
     """Model name sent with every request."""
     api_key_env: str | None = None
-    """Name of the environment variable holding the key; None for endpoints without auth."""
+    """Name of the environment variable holding the key; None (or "") for endpoints without auth."""
     temperature: float = Field(default=0.0, ge=0.0, le=2.0)
     """Sampling temperature; 0 is treated as deterministic for caching."""
     max_tokens: int = Field(default=256, ge=1)
@@ -96,7 +96,7 @@ class EndpointSpec(BaseModel):
 
     def read_api_key(self) -> str:
         """The key from the environment, read now; a placeholder when the endpoint needs none."""
-        if self.api_key_env is None:
+        if not self.api_key_env:  # None or "": a keyless local server
             return NO_KEY
         key = os.environ.get(self.api_key_env, "")
         if not key:

@@ -34,6 +34,8 @@ class Reply:
     finish_reason: str = "stop"
     usage: dict[str, int] | None = None
     """Usage to report; default: estimate_tokens of the prompt contents and of the text."""
+    tool_calls: tuple[dict[str, Any], ...] | None = None
+    """OpenAI `tool_calls` for the assistant message (finish reason `tool_calls` unless given)."""
 
 
 @dataclass(frozen=True)
@@ -209,6 +211,12 @@ class OpenAITestServer:
         with self._lock:
             return len(self.requests)
 
+    def count(self, kind: Literal["chat", "embeddings"]) -> int:
+        """POST requests received on `/v1/chat/completions` or `/v1/embeddings`."""
+        path = {"chat": "/v1/chat/completions", "embeddings": "/v1/embeddings"}[kind]
+        with self._lock:
+            return sum(r.path == path for r in self.requests)
+
     def reset_counters(self) -> None:
         with self._lock:
             self.requests.clear()
@@ -333,13 +341,17 @@ def _chat_body(request: ReceivedRequest, outcome: str | Reply) -> dict[str, Any]
     completion = estimate_tokens(reply.text)
     usage = reply.usage or {"prompt_tokens": prompt, "completion_tokens": completion,
                             "total_tokens": prompt + completion}
+    message: dict[str, Any] = {"role": "assistant", "content": reply.text}
+    finish = reply.finish_reason
+    if reply.tool_calls:
+        message = {"role": "assistant", "content": reply.text or None, "tool_calls": list(reply.tool_calls)}
+        finish = "tool_calls" if finish == "stop" else finish
     return {
         "id": f"chatcmpl-{next(_ids)}",
         "object": "chat.completion",
         "created": int(time.time()),
         "model": request.body.get("model", ""),
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": reply.text},
-                     "finish_reason": reply.finish_reason}],
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
         "usage": usage,
     }
 

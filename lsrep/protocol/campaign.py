@@ -47,6 +47,50 @@ class TrajectorySpec(Spec):
         return self
 
 
+class MemoryModelSpec(Spec):
+    """A memory system's own model (`[memory_llm]`, `[memory_embedder]`): an endpoint, or `offline`.
+
+    The same keys as an answerer's endpoint table, plus `kind`; `kind = "offline"` selects the
+    built-in deterministic responder (`lsrep.memory_model.offline`), a labelled test instrument.
+    `api_key_env = ""` is a keyless local server. See docs/memory-model.md.
+    """
+
+    kind: Literal["endpoint", "offline"] = "endpoint"
+    """`endpoint`: an OpenAI-compatible server reached through LSREP's client; `offline`: the responder."""
+    base_url: str | None = None
+    """Endpoint root including the version path (kind `endpoint`)."""
+    model: str | None = None
+    """Model name sent upstream (kind `endpoint`); for `offline`, the name the gateway reports."""
+    api_key_env: str = "OPENAI_API_KEY"
+    """Variable holding the key (read by the harness only); empty for a server without auth."""
+    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
+    """Sampling temperature when the library sends none."""
+    max_tokens: int = Field(default=1024, ge=1)
+    """Completion limit reserved out of `context_window`."""
+    seed: int | None = None
+    """Seed added to requests that carry none."""
+    timeout_s: float = Field(default=120.0, gt=0)
+    max_retries: int = Field(default=4, ge=0)
+    concurrency: int = Field(default=4, ge=1)
+    context_window: int | None = Field(default=None, ge=1)
+    """The model's window, if known (recorded; requests are passed as the library built them)."""
+    price_prompt_per_1k: float | None = Field(default=None, ge=0)
+    price_completion_per_1k: float | None = Field(default=None, ge=0)
+    dimensions: int | None = Field(default=None, ge=1)
+    """Embedder only: vector size when the request names none (offline default 1536)."""
+
+    @model_validator(mode="after")
+    def _endpoint_or_offline(self) -> MemoryModelSpec:
+        if self.kind == "endpoint":
+            missing = [k for k in ("base_url", "model") if not getattr(self, k)]
+            if missing:
+                raise ValueError(f"kind 'endpoint' needs {' and '.join(missing)} "
+                                 "(or kind = \"offline\" for the built-in deterministic responder)")
+        elif self.base_url is not None:
+            raise ValueError("base_url is for kind 'endpoint'; kind 'offline' calls no server")
+        return self
+
+
 class ConditionSpec(Spec):
     """A system, its options and ablations: one arm of the experiment."""
 
@@ -64,6 +108,10 @@ class ConditionSpec(Spec):
     """Override the campaign's answer mode for this condition."""
     context_format: Literal["harness", "system"] | None = None
     """Override the campaign's context format for this condition."""
+    memory_llm: MemoryModelSpec | None = None
+    """This condition's own memory-side chat model (overrides the campaign's `[memory_llm]`)."""
+    memory_embedder: MemoryModelSpec | None = None
+    """This condition's own memory-side embedder (overrides the campaign's `[memory_embedder]`)."""
 
 
 class EndpointRef(Spec):
@@ -164,6 +212,10 @@ class CampaignSpec(Spec):
     answerer: AnswererSpec = AnswererSpec()
     judges: tuple[JudgeSpec, ...] = ()
     embedder: EmbedderSpec = EmbedderSpec()
+    memory_llm: MemoryModelSpec | None = None
+    """The memory systems' own chat model, distinct from answerer and judge (None: none given)."""
+    memory_embedder: MemoryModelSpec | None = None
+    """The memory systems' own embedding model, served by the same gateway (None: none given)."""
     compare: tuple[tuple[str, str], ...] = ()
     """Declared paired comparisons (condition A, condition B); default: all pairs."""
     adapter_host: Literal["process", "in-process"] = "process"

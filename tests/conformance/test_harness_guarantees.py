@@ -54,7 +54,8 @@ def test_the_contract_surface_carries_no_reference_fields():
     assert set(ReplayTurn.model_fields) == {
         "turn_id", "session_id", "conversation_id", "index", "timestamp", "role", "speaker", "content"}
     assert set(AdapterSetup.__dataclass_fields__) == {
-        "options", "disabled", "state_dir", "retrieval_budget", "embedder", "embedding_text", "llm", "seed"}
+        "options", "disabled", "state_dir", "retrieval_budget", "embedder", "embedding_text", "llm", "seed",
+        "memory_llm", "memory_embedder"}
     shapes = {name: list(inspect.signature(getattr(MemoryAdapter, name)).parameters)
               for name in ("reset", "ingest", "query", "end_session", "maintain")}
     assert shapes == {
