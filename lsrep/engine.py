@@ -23,6 +23,7 @@ from tqdm import tqdm
 
 from lsrep.answer import Answerer, make_answerer
 from lsrep.answer.prompt import build_messages, prompt_tokens
+from lsrep.answering import AnswerPool, Asked, Deferred, answer_concurrency, captured
 from lsrep.context_audit import ContextAudit, audit_context, enforce_budget, fragment_fields
 from lsrep.contract import Fragment, QueryResult, ReplayTurn
 from lsrep.embed import make_embedder
@@ -115,6 +116,8 @@ class _Replay:
         self.turns = task.trajectory.turns
         self.probes: dict[str, Probe] = {p.probe_id: p for p in task.probes.probes}
         self.answerer: Answerer = make_answerer(task.answerer, task.store_path, task.refresh_cache_before)
+        self.answers = AnswerPool(answer_concurrency(self.answerer))
+        self.deferred = Deferred(self.log, self._conclude)
         cls, opts = validate_condition(task.system, task.options, task.disable, task.condition)
         self.adapter_cls = cls
         self.provenance = TurnIndex.of_turns(self.turns)
@@ -165,8 +168,10 @@ class _Replay:
                     self._maintain(step)
                 case CheckpointStep():
                     self._checkpoint(step)
+        self.deferred.flush()
         self.guard.call("close", self.guard.adapter.close)
         self._drain_system_calls(None)
+        self.answers.close()
 
     def _prefetch(self, steps) -> None:
         """A hosted adapter gets the calls up to the next checkpoint in one message (same order)."""
@@ -247,13 +252,22 @@ class _Replay:
             "ingested_sha256": self.ingested_hash, "state_digest": digest, "state_digest_after": None,
         }
         self.checkpoints.append(row)
+        # Answers run concurrently; probes conclude in plan order, later (lsrep.answering.Deferred).
+        pending = []
         for ask in step.probes:
-            self._probe(step, ask)
-            if isolated:
-                _, _, exc = self.guard.call("restore", adapter.restore, snapshot, checkpoint=step.ordinal)
-                if exc is not None:
-                    self.aborted = self.log.record_failure("restore", exc, checkpoint=step.ordinal)
-                    return
+            with captured(self.log) as asked:
+                probe = self._ask(step, ask)
+            with captured(self.log) as restored:
+                if isolated:
+                    _, _, exc = self.guard.call("restore", adapter.restore, snapshot, checkpoint=step.ordinal)
+                    if exc is not None:
+                        self.aborted = self.log.record_failure("restore", exc, checkpoint=step.ordinal)
+            pending.append((probe, asked, restored))
+            if self.aborted is not None:
+                break
+        self.deferred.hold(step, pending)
+        if self.aborted is not None:
+            return
         if isolated and digest is not None:
             after, _, _ = self.guard.call("state_digest", adapter.state_digest, checkpoint=step.ordinal)
             row["state_digest_after"] = after
@@ -262,7 +276,8 @@ class _Replay:
                                         f"(digest {digest[:12]} before, {str(after)[:12]} after)",
                                         checkpoint=step.ordinal)
 
-    def _probe(self, step: CheckpointStep, ask: ProbeAsk) -> None:
+    def _ask(self, step: CheckpointStep, ask: ProbeAsk) -> Asked:
+        """Query the adapter and start the answer; `_conclude` records the rest in plan order."""
         task, adapter = self.task, self.guard.adapter
         probe = self.probes[ask.probe_id]
         row = self._observation_row(step, probe, ask)
@@ -272,15 +287,13 @@ class _Replay:
         row["query_ms"] = query_ms
         if exc is not None:
             row["error"] = self.log.record_failure("query", exc, checkpoint=step.ordinal, probe_id=probe.probe_id)
-            self._finish(row)
-            return
+            return Asked(row, probe)
         if not isinstance(result, QueryResult):
             row["error"] = self.log.record_failure(
                 "query", f"adapter returned {type(result).__name__}, not QueryResult",
                 checkpoint=step.ordinal, probe_id=probe.probe_id,
             )
-            self._finish(row)
-            return
+            return Asked(row, probe)
         fragments = list(result.fragments)
         audit = audit_context(fragments, step.prefix_len, ask.expected, self.provenance, self.index)
         row.update(audit.row)
@@ -295,6 +308,15 @@ class _Replay:
             row["budget_truncated_tokens"] = cut
             row["truncated_tokens"] += cut
         returned = (result.fragments, audit)
+        answer = None if task.answer_mode == "system" else self.answers.submit(
+            self.answerer.answer, probe.question, step.now, fragments, self.index)
+        return Asked(row, probe, result, fragments, returned, answer, self.answerer.drain_system_calls())
+
+    def _conclude(self, step: CheckpointStep, asked: Asked) -> None:
+        task, row, probe, result, fragments = self.task, asked.row, asked.probe, asked.result, asked.fragments
+        if result is None:
+            self._finish(row)
+            return
         if task.answer_mode == "system":
             if result.answer is None:
                 row["error"] = self.log.record_failure(
@@ -306,7 +328,7 @@ class _Replay:
             row["prompt_tokens"] = prompt_tokens(build_messages(probe.question, step.now, fragments))
             row["within_limit"] = 1
         else:
-            outcome = self.answerer.answer(probe.question, step.now, fragments, self.index)
+            outcome = asked.answer.result()
             row.update(
                 answer=outcome.text, answer_ms=outcome.elapsed_ms, prompt_tokens=outcome.prompt_tokens,
                 usage_prompt_tokens=outcome.usage_prompt_tokens,
@@ -321,13 +343,13 @@ class _Replay:
                 row["error"] = self.log.record_failure(
                     "answer", outcome.error, checkpoint=step.ordinal, probe_id=probe.probe_id
                 )
-        self._record_fragments(row, fragments, step, returned)
+        self._record_fragments(row, fragments, step, asked.returned)
         self._finish(row)
-        self._drain_system_calls(row["obs_id"])
+        self._drain_system_calls(row["obs_id"], asked.system_calls)
 
-    def _drain_system_calls(self, obs_id: str | None) -> None:
+    def _drain_system_calls(self, obs_id: str | None, records: list[dict[str, Any]] | None = None) -> None:
         # Systems' own model calls (extraction, consolidation, system-mode answers).
-        for record in self.answerer.drain_system_calls():
+        for record in self.answerer.drain_system_calls() if records is None else records:
             self.llm_calls.append(call_row(record, self.task.run_id, obs_id))
 
     # -- rows ----------------------------------------------------------------------------------
@@ -406,6 +428,7 @@ class _Replay:
         self.judgements.append(deterministic_judgement(row))
 
     def _error_rows(self, step: CheckpointStep, reason: str) -> None:
+        self.deferred.flush()
         for ask in step.probes:
             probe = self.probes[ask.probe_id]
             row = self._observation_row(step, probe, ask)
