@@ -25,7 +25,7 @@ from lsrep.answer import Answerer, make_answerer
 from lsrep.answer.prompt import build_messages, prompt_tokens
 from lsrep.answering import AnswerPool, Asked, Deferred, answer_concurrency, captured
 from lsrep.context_audit import ContextAudit, audit_context, enforce_budget, fragment_fields
-from lsrep.contract import Fragment, QueryResult, ReplayTurn
+from lsrep.contract import FidelityEvent, Fragment, QueryResult, ReplayTurn
 from lsrep.embed import make_embedder
 from lsrep.harness import CallLog, Guarded, validate_condition
 from lsrep.host import open_adapter
@@ -76,6 +76,8 @@ class UnitTask:
     """Where the adapter runs: its own host process (default) or `in-process` (debugging)."""
     enforce_budget: bool = False
     """Cut each returned context to `retrieval_budget` before answering (the cut is recorded)."""
+    state_digests: bool = True
+    """Record the adapter's state digest at checkpoints (isolated access and repetitions check it)."""
 
 
 @dataclass
@@ -234,7 +236,6 @@ class _Replay:
 
     def _checkpoint(self, step: CheckpointStep) -> None:
         task, adapter = self.task, self.guard.adapter
-        prefix_sha = self.prefix_hashes[step.prefix_len]
         snapshot, digest = None, None
         isolated = task.access == "isolated"
         if isolated:
@@ -243,12 +244,12 @@ class _Replay:
                 self.aborted = self.log.record_failure("snapshot", exc, checkpoint=step.ordinal)
                 self._error_rows(step, f"unit aborted: {self.aborted}")
                 return
-        if adapter.supports_snapshot:
+        if adapter.supports_snapshot and (isolated or task.state_digests):
             digest, _, _ = self.guard.call("state_digest", adapter.state_digest, checkpoint=step.ordinal)
         row = {
             "run_id": task.run_id, "unit_id": task.unit_id, "ordinal": step.ordinal,
             "prefix_len": step.prefix_len, "last_turn_id": step.last_turn_id, "sim_time": step.now.isoformat(),
-            "triggers": ",".join(step.triggers), "prefix_sha256": prefix_sha,
+            "triggers": ",".join(step.triggers), "prefix_sha256": self.prefix_hashes[step.prefix_len],
             "ingested_sha256": self.ingested_hash, "state_digest": digest, "state_digest_after": None,
         }
         self.checkpoints.append(row)
@@ -414,8 +415,6 @@ class _Replay:
                 if mech not in passes:
                     by_mechanism.setdefault(mech, []).extend(frag.source_turn_ids)
         self.log.where = {"step": "assemble", "checkpoint": step.ordinal, "probe_id": probe_id}
-        from lsrep.contract import FidelityEvent
-
         for mech, ids in sorted(by_mechanism.items()):
             self.log.record_event(FidelityEvent(mechanism=mech, stage="in_prompt", count=len(ids),
                                                 source_turn_ids=tuple(dict.fromkeys(ids))))

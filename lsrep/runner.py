@@ -309,6 +309,7 @@ def _tasks(run_id: str, campaign: LoadedCampaign, inputs, plans, store_path: Pat
                     seed=unit_seed(spec.seed, cond.name, tid, rep), store_path=str(store_path),
                     refresh_cache_before=refresh_before, adapter_host=host_mode,
                     enforce_budget=spec.enforce_budget,
+                    state_digests=spec.repetitions > 1 or schedule.access == "isolated",
                 ))
     return tasks
 
