@@ -46,9 +46,9 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from functools import lru_cache
 from dataclasses import dataclass
 from datetime import date, datetime
+from functools import lru_cache
 
 from lsrep.contract import Fragment
 from lsrep.temporal import (
