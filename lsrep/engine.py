@@ -10,12 +10,12 @@ on, every probe it could not ask is still an observation row, with status
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import shutil
 import tempfile
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +23,9 @@ from tqdm import tqdm
 
 from lsrep.answer import Answerer, make_answerer
 from lsrep.answer.prompt import build_messages, prompt_tokens
+from lsrep.answering import AnswerPool, Asked, Deferred, answer_concurrency, captured
 from lsrep.context_audit import ContextAudit, audit_context, enforce_budget, fragment_fields
-from lsrep.contract import Fragment, QueryResult, ReplayTurn
+from lsrep.contract import FidelityEvent, Fragment, QueryResult, ReplayTurn
 from lsrep.embed import make_embedder
 from lsrep.harness import CallLog, Guarded, validate_condition
 from lsrep.host import open_adapter
@@ -37,60 +38,12 @@ from lsrep.plan import (
     IngestStep,
     MaintenanceStep,
     ProbeAsk,
-    ReplayPlan,
     SessionEndStep,
 )
-from lsrep.protocol.campaign import AnswererSpec, EmbedderSpec
-from lsrep.protocol.models import Probe, ProbeSet, Trajectory
+from lsrep.protocol.models import Probe
 from lsrep.provenance import TurnIndex
 from lsrep.text import estimate_tokens
-
-
-@dataclass(frozen=True)
-class UnitTask:
-    """Everything one unit needs; picklable, so executors can ship it to a worker."""
-
-    run_id: str
-    unit_id: str
-    condition: str
-    system: str
-    options: dict[str, Any]
-    disable: tuple[str, ...]
-    trajectory: Trajectory
-    probes: ProbeSet
-    plan: ReplayPlan
-    plan_digest: str
-    access: str
-    answer_mode: str
-    answerer: AnswererSpec
-    embedder: EmbedderSpec
-    retrieval_budget: int | None
-    repetition: int
-    seed: int
-    progress: bool = False
-    store_path: str | None = None
-    """Where the run store lives: model calls are cached and rate-limited beside it."""
-    refresh_cache_before: str | None = None
-    """`--refresh-cache`: cached model replies older than this instant are not used."""
-    adapter_host: str = "process"
-    """Where the adapter runs: its own host process (default) or `in-process` (debugging)."""
-    enforce_budget: bool = False
-    """Cut each returned context to `retrieval_budget` before answering (the cut is recorded)."""
-    context_format: str = "harness"
-    """`harness`: the answer prompt holds the numbered fragment texts; `system`: the block the
-    system returns as `context_text`, where it returns one."""
-    memory_llm: Any = None
-    """The condition's `[memory_llm]` table (`MemoryModelSpec`), or None: no memory-side chat model."""
-    memory_embedder: Any = None
-    """The condition's `[memory_embedder]` table (`MemoryModelSpec`), or None."""
-
-
-@dataclass
-class UnitResult:
-    """Rows produced by one unit, keyed by store table."""
-
-    unit: dict[str, Any]
-    tables: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+from lsrep.unit import UnitResult, UnitTask  # noqa: F401  (re-exported: executors import them from here)
 
 
 def unit_seed(master: int, condition: str, trajectory: str, repetition: int) -> int:
@@ -123,6 +76,8 @@ class _Replay:
         self.turns = task.trajectory.turns
         self.probes: dict[str, Probe] = {p.probe_id: p for p in task.probes.probes}
         self.answerer: Answerer = make_answerer(task.answerer, task.store_path, task.refresh_cache_before)
+        self.answers = AnswerPool(answer_concurrency(self.answerer))
+        self.deferred = Deferred(self.log, self._conclude)
         cls, opts = validate_condition(task.system, task.options, task.disable, task.condition)
         self.adapter_cls = cls
         self.provenance = TurnIndex.of_turns(self.turns)
@@ -178,8 +133,10 @@ class _Replay:
                     self._maintain(step)
                 case CheckpointStep():
                     self._checkpoint(step)
+        self.deferred.flush()
         self.guard.call("close", self.guard.adapter.close)
         self._drain_system_calls(None)
+        self.answers.close()
         self.memory.close()
 
     def _prefetch(self, steps) -> None:
@@ -245,7 +202,6 @@ class _Replay:
 
     def _checkpoint(self, step: CheckpointStep) -> None:
         task, adapter = self.task, self.guard.adapter
-        prefix_sha = self.prefix_hashes[step.prefix_len]
         snapshot, digest = None, None
         isolated = task.access == "isolated"
         if isolated:
@@ -254,22 +210,31 @@ class _Replay:
                 self.aborted = self.log.record_failure("snapshot", exc, checkpoint=step.ordinal)
                 self._error_rows(step, f"unit aborted: {self.aborted}")
                 return
-        if adapter.supports_snapshot:
+        if adapter.supports_snapshot and (isolated or task.state_digests):
             digest, _, _ = self.guard.call("state_digest", adapter.state_digest, checkpoint=step.ordinal)
         row = {
             "run_id": task.run_id, "unit_id": task.unit_id, "ordinal": step.ordinal,
             "prefix_len": step.prefix_len, "last_turn_id": step.last_turn_id, "sim_time": step.now.isoformat(),
-            "triggers": ",".join(step.triggers), "prefix_sha256": prefix_sha,
+            "triggers": ",".join(step.triggers), "prefix_sha256": self.prefix_hashes[step.prefix_len],
             "ingested_sha256": self.ingested_hash, "state_digest": digest, "state_digest_after": None,
         }
         self.checkpoints.append(row)
+        # Answers run concurrently; probes conclude in plan order, later (lsrep.answering.Deferred).
+        pending = []
         for ask in step.probes:
-            self._probe(step, ask)
-            if isolated:
-                _, _, exc = self.guard.call("restore", adapter.restore, snapshot, checkpoint=step.ordinal)
-                if exc is not None:
-                    self.aborted = self.log.record_failure("restore", exc, checkpoint=step.ordinal)
-                    return
+            with captured(self.log) as asked:
+                probe = self._ask(step, ask)
+            with captured(self.log) as restored:
+                if isolated:
+                    _, _, exc = self.guard.call("restore", adapter.restore, snapshot, checkpoint=step.ordinal)
+                    if exc is not None:
+                        self.aborted = self.log.record_failure("restore", exc, checkpoint=step.ordinal)
+            pending.append((probe, asked, restored))
+            if self.aborted is not None:
+                break
+        self.deferred.hold(step, pending)
+        if self.aborted is not None:
+            return
         if isolated and digest is not None:
             after, _, _ = self.guard.call("state_digest", adapter.state_digest, checkpoint=step.ordinal)
             row["state_digest_after"] = after
@@ -278,7 +243,8 @@ class _Replay:
                                         f"(digest {digest[:12]} before, {str(after)[:12]} after)",
                                         checkpoint=step.ordinal)
 
-    def _probe(self, step: CheckpointStep, ask: ProbeAsk) -> None:
+    def _ask(self, step: CheckpointStep, ask: ProbeAsk) -> Asked:
+        """Query the adapter and start the answer; `_conclude` records the rest in plan order."""
         task, adapter = self.task, self.guard.adapter
         probe = self.probes[ask.probe_id]
         row = self._observation_row(step, probe, ask)
@@ -288,15 +254,13 @@ class _Replay:
         row["query_ms"] = query_ms
         if exc is not None:
             row["error"] = self.log.record_failure("query", exc, checkpoint=step.ordinal, probe_id=probe.probe_id)
-            self._finish(row)
-            return
+            return Asked(row, probe)
         if not isinstance(result, QueryResult):
             row["error"] = self.log.record_failure(
                 "query", f"adapter returned {type(result).__name__}, not QueryResult",
                 checkpoint=step.ordinal, probe_id=probe.probe_id,
             )
-            self._finish(row)
-            return
+            return Asked(row, probe)
         fragments = list(result.fragments)
         audit = audit_context(fragments, step.prefix_len, ask.expected, self.provenance, self.index)
         row.update(audit.row)
@@ -313,6 +277,17 @@ class _Replay:
         returned = (result.fragments, audit)
         row["system_context_tokens"] = estimate_tokens(result.context_text) if result.context_text else None
         block = result.context_text if task.context_format == "system" and result.context_text else None
+        answer = None if task.answer_mode == "system" else self.answers.submit(
+            functools.partial(self.answerer.answer, block=block), probe.question, step.now, fragments,
+            self.index)
+        return Asked(row, probe, result, fragments, returned, answer, self.answerer.drain_system_calls())
+
+    def _conclude(self, step: CheckpointStep, asked: Asked) -> None:
+        task, row, probe, result, fragments = self.task, asked.row, asked.probe, asked.result, asked.fragments
+        if result is None:
+            self._finish(row)
+            return
+        block = result.context_text if task.context_format == "system" and result.context_text else None
         if task.answer_mode == "system":
             if result.answer is None:
                 row["error"] = self.log.record_failure(
@@ -325,7 +300,7 @@ class _Replay:
             row["context_source"] = "system" if block else "harness"
             row["within_limit"] = 1
         else:
-            outcome = self.answerer.answer(probe.question, step.now, fragments, self.index, block=block)
+            outcome = asked.answer.result()
             row.update(
                 answer=outcome.text, answer_ms=outcome.elapsed_ms, prompt_tokens=outcome.prompt_tokens,
                 context_source=outcome.context_source,
@@ -341,13 +316,13 @@ class _Replay:
                 row["error"] = self.log.record_failure(
                     "answer", outcome.error, checkpoint=step.ordinal, probe_id=probe.probe_id
                 )
-        self._record_fragments(row, fragments, step, returned)
+        self._record_fragments(row, fragments, step, asked.returned)
         self._finish(row)
-        self._drain_system_calls(row["obs_id"])
+        self._drain_system_calls(row["obs_id"], asked.system_calls)
 
-    def _drain_system_calls(self, obs_id: str | None) -> None:
+    def _drain_system_calls(self, obs_id: str | None, records: list[dict[str, Any]] | None = None) -> None:
         # Systems' own model calls (extraction, consolidation, system-mode answers).
-        for record in self.answerer.drain_system_calls():
+        for record in self.answerer.drain_system_calls() if records is None else records:
             self.llm_calls.append(call_row(record, self.task.run_id, obs_id))
 
     # -- rows ----------------------------------------------------------------------------------
@@ -413,8 +388,6 @@ class _Replay:
                 if mech not in passes:
                     by_mechanism.setdefault(mech, []).extend(frag.source_turn_ids)
         self.log.where = {"step": "assemble", "checkpoint": step.ordinal, "probe_id": probe_id}
-        from lsrep.contract import FidelityEvent
-
         for mech, ids in sorted(by_mechanism.items()):
             self.log.record_event(FidelityEvent(mechanism=mech, stage="in_prompt", count=len(ids),
                                                 source_turn_ids=tuple(dict.fromkeys(ids))))
@@ -427,6 +400,7 @@ class _Replay:
         self.judgements.append(deterministic_judgement(row))
 
     def _error_rows(self, step: CheckpointStep, reason: str) -> None:
+        self.deferred.flush()
         for ask in step.probes:
             probe = self.probes[ask.probe_id]
             row = self._observation_row(step, probe, ask)

@@ -313,11 +313,13 @@ def _tasks(run_id: str, campaign: LoadedCampaign, inputs, plans, store_path: Pat
                     options=dict(cond.options), disable=tuple(cond.disable), trajectory=trajectory, probes=probes,
                     plan=plan, plan_digest=digest, access=schedule.access,
                     answer_mode=cond.answer_mode or spec.answer_mode, answerer=spec.answerer,
-                    context_format=cond.context_format or spec.context_format, embedder=spec.embedder, retrieval_budget=spec.retrieval_budget, repetition=rep,
+                    context_format=cond.context_format or spec.context_format, embedder=spec.embedder,
+                    retrieval_budget=spec.retrieval_budget, repetition=rep,
                     seed=unit_seed(spec.seed, cond.name, tid, rep), store_path=str(store_path),
                     refresh_cache_before=refresh_before, adapter_host=host_mode,
                     enforce_budget=spec.enforce_budget, memory_llm=cond.memory_llm or spec.memory_llm,
                     memory_embedder=cond.memory_embedder or spec.memory_embedder,
+                    state_digests=spec.repetitions > 1 or schedule.access == "isolated",
                 ))
     return tasks
 

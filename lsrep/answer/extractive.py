@@ -48,6 +48,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
+from functools import lru_cache
 
 from lsrep.contract import Fragment
 from lsrep.temporal import (
@@ -105,8 +106,10 @@ _AGO = re.compile(
     r"\s+(?:years?|months?|weeks?|days?)\s+ago)\b", re.I)
 
 
+@lru_cache(maxsize=1 << 16)
 def keys(text: str) -> frozenset[str]:
-    """Matching forms of the content words; hyphenated words also count joined ("de-stress": destress)."""
+    """Matching forms of the content words; hyphenated words also count joined ("de-stress": destress).
+    Memoised: the same retrieved lines come back probe after probe."""
     joined = {fold(w.replace("-", "").lower()) for w in _HYPHENATED.findall(text)}
     return frozenset(fold(t) for t in tokens(text) if t not in STOPWORDS) | joined
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .text import fold, slugify
@@ -52,7 +52,8 @@ class Fact:
     """Consolidation run that admitted it."""
 
     def to_line(self) -> str:
-        meta = {k: v for k, v in asdict(self).items() if k not in ("text", "section")}
+        meta = {"id": self.id, "refs": self.refs, "said": self.said, "event": self.event, "until": self.until,
+                "type": self.type, "privacy": self.privacy, "concepts": self.concepts, "lot": self.lot}
         return f"- {self.text} <!-- {json.dumps(meta, ensure_ascii=False, sort_keys=True)} -->"
 
     @classmethod

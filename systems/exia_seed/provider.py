@@ -360,8 +360,19 @@ class ExiaSeedProvider:
     def origins(self, refs: Sequence[str]) -> tuple[str, ...]:
         """Host message ids behind raw refs (notes have none), deduplicated, in order."""
         size = self.paths.origins.stat().st_size if self.paths.origins.exists() else 0
-        if self._origins is None or self._origins[0] != size:
+        if self._origins is None or self._origins[0] > size:
             self._origins = (size, origin_map(self.paths))
+        elif self._origins[0] < size:
+            # The file only grows by whole lines between restores: read what was appended.
+            with self.paths.origins.open("rb") as fh:
+                fh.seek(self._origins[0])
+                tail = fh.read(size - self._origins[0]).decode("utf-8")
+            known = self._origins[1]
+            for line in tail.splitlines():
+                if line.strip():
+                    row = json.loads(line)
+                    known[row["ref"]] = row["origine"]
+            self._origins = (size, known)
         known = self._origins[1]
         seen: dict[str, None] = {}
         for ref in refs:

@@ -127,8 +127,10 @@ def test_exhausted_retries_become_failure_rows(example, planted_key):
     env, _ = planted_key
     with OpenAITestServer(reply=scripted_model) as server:
         _campaign(example, server, env)
-        example.write_text(example.read_text().replace("max_retries = 8", "max_retries = 1"))
-        server.enqueue_faults(*[Fault.http(500)] * 2)  # the first call fails twice: no retries left
+        # One call at a time, so both queued faults hit the same (first) call: no retries left.
+        example.write_text(example.read_text().replace("max_retries = 8", "max_retries = 1")
+                           .replace("concurrency = 4", "concurrency = 1"))
+        server.enqueue_faults(*[Fault.http(500)] * 2)
         out = run_campaign(example)
     store = RunStore(out.store_path)
     failed = store.rows("select * from llm_calls where run_id = ? and status = 'failed'", [out.run_id])
