@@ -73,6 +73,8 @@ class UnitTask:
     """`--refresh-cache`: cached model replies older than this instant are not used."""
     adapter_host: str = "process"
     """Where the adapter runs: its own host process (default) or `in-process` (debugging)."""
+    simulated_clock: bool = True
+    """Patch the host's wall clock to each call's simulated `now` (lsrep.host.clock)."""
     enforce_budget: bool = False
     """Cut each returned context to `retrieval_budget` before answering (the cut is recorded)."""
 
@@ -123,6 +125,7 @@ class _Replay:
             task.adapter_host, cls, opts, task.options, disable=task.disable, state_dir=state_dir,
             retrieval_budget=task.retrieval_budget, embedder=make_embedder(task.embedder),
             llm=self.answerer.system_llm(), seed=task.seed, embedding_text=task.embedder.text,
+            simulated_clock=task.simulated_clock,
         )
         self.guard = Guarded(adapter, self.log)
         self.ingested_hash = ""

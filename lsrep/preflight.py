@@ -78,6 +78,9 @@ def prepare_run(path: Path | str, store_path: Path | str | None = None, *, overr
         raise CampaignConfigError(where, str(exc)) from None
     _register_endpoint_keys(campaign)
     manifest["adapter_host"] = describe_host(host_mode)
+    from lsrep.host.clock import describe_clock
+
+    manifest["clock"] = describe_clock(host_mode, campaign.spec.simulated_clock)
     if limit is not None:
         manifest["limit"] = limit
     identity: dict[str, Any] = {k: v["sha256"] for k, v in manifest["inputs"].items()}

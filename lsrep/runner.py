@@ -308,7 +308,7 @@ def _tasks(run_id: str, campaign: LoadedCampaign, inputs, plans, store_path: Pat
                     embedder=spec.embedder, retrieval_budget=spec.retrieval_budget, repetition=rep,
                     seed=unit_seed(spec.seed, cond.name, tid, rep), store_path=str(store_path),
                     refresh_cache_before=refresh_before, adapter_host=host_mode,
-                    enforce_budget=spec.enforce_budget,
+                    enforce_budget=spec.enforce_budget, simulated_clock=spec.simulated_clock,
                 ))
     return tasks
 

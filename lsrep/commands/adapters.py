@@ -29,6 +29,9 @@ def register(sub, command) -> None:
     cp.add_argument("--adapter-host", choices=["process", "in-process"], default="process",
                     help="where the adapter runs: its own host process (default, as in campaigns) or "
                          "in-process (debugging; the gold_unreachable check then shows what a peeker could read)")
+    cp.add_argument("--wall-clock", action="store_true",
+                    help="leave the host's wall clock unpatched (by default a system reading datetime.now or "
+                         "time.time sees the simulated now, as in a campaign; see lsrep.host.clock)")
     actions.add_parser("checks", help="list the conformance checks and what each catches")
     command("adapters")(cmd_adapters)
 
@@ -67,12 +70,12 @@ def cmd_adapters(args: argparse.Namespace) -> int:
             print(f"{c.name:<{width}}{c.catches}{example}")
         return 0
     report = run_conformance(args.system, parse_options(args.option), checks=args.check,
-                             adapter_host=args.adapter_host)
+                             adapter_host=args.adapter_host, simulated_clock=not args.wall_clock)
     if args.json:
         print(json.dumps(report.model_dump(mode="json") | {"ok": report.ok}, indent=2))
         return 0 if report.ok else 1
     print(f"conformance of {report.system} ({report.adapter}), options {json.dumps(report.options, sort_keys=True)}, "
-          f"adapter host: {report.adapter_host}")
+          f"adapter host: {report.adapter_host}, clock: {'simulated' if report.simulated_clock else 'wall'}")
     width = max(len(name) for name in CHECKS) + 2
     print(f"{'check':<{width}}{'result':<9}reason")
     print(f"{'-' * (width - 2):<{width}}{'-' * 7:<9}{'-' * 6}")

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import re
 import tempfile
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,7 @@ from lsrep.contract import (
 from lsrep.embed.hashing import HashingEmbedder
 from lsrep.harness import build_adapter, validate_condition
 from lsrep.host import check_mode
+from lsrep.host.client import HostProcess
 from lsrep.text import estimate_tokens
 
 
@@ -62,6 +64,8 @@ class ConformanceReport(BaseModel):
     results: tuple[CheckResult, ...]
     adapter_host: str = "process"
     """Where the adapter ran: its own host process (the default) or `in-process`."""
+    simulated_clock: bool = True
+    """Whether the host's wall clock read the simulated `now` (lsrep.host.clock)."""
 
     @property
     def ok(self) -> bool:
@@ -153,6 +157,8 @@ class Replay:
     digest_mid: str | None
     digest_end: str | None
     events: tuple[FidelityEvent, ...]
+    traffic: tuple[str, ...] = ()
+    """What the system sent out of its host during the replay (model and embedding calls), as JSON."""
 
     def results(self) -> list[tuple[str, str, QueryResult]]:
         return [("midpoint", q, r) for q, r in self.mid.items()] + [("end", q, r) for q, r in self.end.items()]
@@ -170,18 +176,23 @@ def replay_scenario(inst: Instance, *, redeliver: bool = False) -> Replay:
 class Subject:
     """The adapter under test: builds fresh instances in a private folder and memoises clean replays."""
 
-    def __init__(self, system: str, options: dict[str, Any] | None = None, adapter_host: str = "process") -> None:
+    def __init__(self, system: str, options: dict[str, Any] | None = None, adapter_host: str = "process",
+                 simulated_clock: bool = True) -> None:
         self.system = system
+        self.simulated_clock = simulated_clock
+        """Patch the host's wall clock to the simulated `now` (lsrep.host.clock), as a campaign does."""
         self.options = dict(options or {})
         self.cls, self.validated = validate_condition(system, self.options, (), CONDITION)
         self.adapter_host = check_mode(adapter_host)
         self._host: Any = None
+        self._hosts: dict[bool, Any] = {}
         self._tmp = tempfile.TemporaryDirectory(prefix="lsrep-conformance-")
         self.workdir = self._tmp.name
         self._instances: list[Instance] = []
         self._replays: dict[str, Replay | BaseException] = {}
 
-    def build(self, *, retrieval_budget: int | None = None, disable: tuple[str, ...] = ()) -> Instance:
+    def build(self, *, retrieval_budget: int | None = None, disable: tuple[str, ...] = (),
+              shifted: bool = False) -> Instance:
         cls, opts = validate_condition(self.system, self.options, disable, CONDITION)
         state_dir = Path(self._tmp.name) / f"instance-{len(self._instances)}"
         state_dir.mkdir()
@@ -189,26 +200,35 @@ class Subject:
             adapter = build_adapter(cls, opts, disable=disable, state_dir=state_dir,
                                     retrieval_budget=retrieval_budget, embedder=HashingEmbedder(), llm=None, seed=SEED)
         else:
-            adapter = self._hosted(cls, disable, retrieval_budget)
+            adapter = self._hosted(cls, disable, retrieval_budget, shifted)
         inst = Instance(adapter)
         self._instances.append(inst)
         return inst
 
-    def _hosted(self, cls: type[MemoryAdapter], disable: tuple[str, ...], retrieval_budget: int | None) -> Any:
-        # One host process for the whole suite; every instance is built fresh inside it.
-        from lsrep.host.client import HostedAdapter, HostProcess, import_path
+    def _hosted(self, cls: type[MemoryAdapter], disable: tuple[str, ...], retrieval_budget: int | None,
+                shifted: bool = False) -> Any:
+        # One host process for the whole suite (and one whose machine clock is shifted, for
+        # `no_wall_clock`); every instance is built fresh inside it.
+        from lsrep.host.client import HostedAdapter, import_path
+        from lsrep.host.clock import hooks
 
-        if self._host is None:
-            self._host = HostProcess(embedder=HashingEmbedder(), preload=cls.__module__)
-            self._host.start_path(import_path(cls))
-        return HostedAdapter(self._host, cls, options=self.options, disable=disable,
+        if shifted not in self._hosts:
+            host = self._hosts[shifted] = RecordingHost(embedder=HashingEmbedder(), preload=cls.__module__)
+            host.start_path(import_path(cls), hooks(self.simulated_clock, shifted=shifted))
+            if not shifted:
+                self._host = host
+        return HostedAdapter(self._hosts[shifted], cls, options=self.options, disable=disable,
                              retrieval_budget=retrieval_budget, seed=SEED, owns_host=False)
 
     def replay(self, label: str) -> Replay:
         """A clean replay in its own instance; `a` and `b` are two identical ones."""
         if label not in self._replays:
             try:
-                self._replays[label] = replay_scenario(self.build())
+                inst = self.build(shifted=label == "shifted")
+                host = getattr(inst.adapter, "host", None)
+                start = len(getattr(host, "traffic", ()))
+                rep = replay_scenario(inst)
+                self._replays[label] = replace(rep, traffic=tuple(getattr(host, "traffic", ())[start:]))
             except Exception as exc:  # noqa: BLE001 - reported by every check that needs it
                 self._replays[label] = exc
         got = self._replays[label]
@@ -222,8 +242,8 @@ class Subject:
                 inst.adapter.close()
             except Exception:  # noqa: BLE001, S110 - closing is best effort once the verdicts are in
                 pass
-        if self._host is not None:
-            self._host.close()
+        for host in self._hosts.values():
+            host.close()
         self._tmp.cleanup()
 
 
@@ -286,3 +306,15 @@ def check(name: str, catches: str, example: str = ""):
         return fn
 
     return wrap
+
+
+class RecordingHost(HostProcess):
+    """A host process that also keeps every request its adapter sent out (model, embedding calls)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        self.traffic: list[str] = []
+        super().__init__(**kwargs)
+
+    def _serve_callback(self, request: dict[str, Any]) -> dict[str, Any]:
+        self.traffic.append(json.dumps(request, sort_keys=True, default=str))
+        return super()._serve_callback(request)

@@ -52,14 +52,16 @@ def select_checks(names: Iterable[str] | None) -> list[Check]:
 
 
 def run_conformance(system: str, options: dict[str, Any] | None = None,
-                    checks: Iterable[str] | None = None, adapter_host: str = "process") -> ConformanceReport:
+                    checks: Iterable[str] | None = None, adapter_host: str = "process",
+                    simulated_clock: bool = True) -> ConformanceReport:
     """Check one adapter (registered name or `module:Class`) with the given options.
 
     The adapter runs in an adapter host process, as in a campaign (`adapter_host="in-process"`
-    builds it in this process instead, for debugging).
+    builds it in this process instead, for debugging). `simulated_clock=False` leaves the host's wall
+    clock unpatched (lsrep.host.clock), to show what a system that reads it does.
     """
     selected = [c.name for c in select_checks(checks)]
-    subject = Subject(system, options, adapter_host)
+    subject = Subject(system, options, adapter_host, simulated_clock)
     try:
         results = run_checks(subject, selected)
     finally:
@@ -67,4 +69,4 @@ def run_conformance(system: str, options: dict[str, Any] | None = None,
     cls = subject.cls
     return ConformanceReport(system=system, adapter=f"{cls.__module__}:{cls.__qualname__}",
                              options=subject.validated.model_dump(mode="json"), results=results,
-                             adapter_host=subject.adapter_host)
+                             adapter_host=subject.adapter_host, simulated_clock=simulated_clock)

@@ -28,11 +28,12 @@ def check_mode(mode: str) -> str:
 
 def open_adapter(mode: str, cls: type, options: Any, raw_options: dict[str, Any], *, disable: tuple[str, ...],
                  state_dir: Path, retrieval_budget: int | None, embedder: Any, llm: Any, seed: int,
-                 embedding_text: str = "content") -> Any:
+                 embedding_text: str = "content", simulated_clock: bool = True) -> Any:
     """The adapter for a unit: a HostedAdapter (`process`) or the adapter itself (`in-process`).
 
     `options` is the validated Options instance (used in-process); the host re-validates
-    `raw_options`, the condition's options as written.
+    `raw_options`, the condition's options as written. `simulated_clock` patches the host's wall
+    clock to each call's `now` (lsrep.host.clock; not in-process).
     """
     if check_mode(mode) == "in-process":
         from lsrep.harness import build_adapter
@@ -41,9 +42,10 @@ def open_adapter(mode: str, cls: type, options: Any, raw_options: dict[str, Any]
                              retrieval_budget=retrieval_budget, embedder=embedder, llm=llm, seed=seed,
                              embedding_text=embedding_text)
     from lsrep.host.client import open_hosted
+    from lsrep.host.clock import hooks
 
     return open_hosted(cls, raw_options, disable=disable, retrieval_budget=retrieval_budget, embedder=embedder,
-                       llm=llm, seed=seed, embedding_text=embedding_text)
+                       llm=llm, seed=seed, embedding_text=embedding_text, hooks=hooks(simulated_clock))
 
 
 def describe_host(mode: str) -> dict[str, Any]:

@@ -108,3 +108,21 @@ class HostileMessageAdapter(MemoryAdapter):
 
     def query(self, question: str, *, now: datetime) -> QueryResult:
         raise ValueError("line one\nline two\x00 \u2028 \ud800 <script>alert(1)</script>")
+
+
+class ClockReadingAdapter(MemoryAdapter):
+    """Notes each turn with the date its process's clock reads (`datetime.now()`, `time.time()`), as
+    third-party libraries stamp what they store; answers with everything noted."""
+
+    version = "1"
+
+    def reset(self, *, conversation_id: str, now: datetime) -> None:
+        self.notes: list[tuple[str, str]] = []
+
+    def ingest(self, turn: ReplayTurn, *, now: datetime) -> None:
+        stamped = datetime.now().date().isoformat()
+        epoch = datetime.fromtimestamp(time.time()).date().isoformat()
+        self.notes.append((turn.turn_id, f"{turn.content} (noted {stamped}; epoch {epoch})"))
+
+    def query(self, question: str, *, now: datetime) -> QueryResult:
+        return QueryResult(fragments=tuple(Fragment(text=text, source_turn_ids=(tid,)) for tid, text in self.notes))

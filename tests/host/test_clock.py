@@ -1,0 +1,99 @@
+"""The simulated clock inside the adapter host: a system that reads the wall clock stores the simulated date."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import UTC, date, datetime
+
+from lsrep.conformance import run_conformance
+from lsrep.contract import ReplayTurn
+from lsrep.executors.local import InProcessExecutor
+from lsrep.harness import validate_condition
+from lsrep.host.client import open_hosted
+from lsrep.host.clock import hooks
+from lsrep.runner import run_campaign
+from lsrep.store import RunStore
+
+ADAPTER = "tests.host.host_adapters:ClockReadingAdapter"
+THEN = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
+
+
+def _hosted(simulated: bool):
+    cls, _ = validate_condition(ADAPTER, {}, (), "c")
+    return open_hosted(cls, {}, disable=(), retrieval_budget=None, embedder=None, llm=None, seed=0,
+                       hooks=hooks(simulated))
+
+
+def _noted(adapter, now: datetime) -> str:
+    turn = ReplayTurn(turn_id="t1", conversation_id="c", index=0, session_id="s1", role="user", speaker="Ana",
+                      content="I moved to Lyon.",
+                      timestamp=now)
+    try:
+        adapter.reset(conversation_id="c", now=now)
+        adapter.ingest(turn, now=now)
+        return adapter.query("Where?", now=now).fragments[0].text
+    finally:
+        adapter.close()
+
+
+def test_wall_clock_reads_in_the_host_return_the_calls_simulated_now():
+    assert _noted(_hosted(True), THEN) == "I moved to Lyon. (noted 2023-05-08; epoch 2023-05-08)"
+
+
+def test_without_the_patch_the_host_reads_the_machines_clock():
+    text = _noted(_hosted(False), THEN)
+    assert "2023-05-08" not in text
+    assert re.search(r"noted (\d{4}-\d\d-\d\d)", text).group(1) in {
+        date.today().isoformat(), datetime.now(UTC).date().isoformat()}
+
+
+def _campaign(example, simulated: bool):
+    text = example.read_text()
+    head, _, rest = text.partition("[[trajectories]]")
+    clock = "" if simulated else "simulated_clock = false\n"
+    body = head + clock + "[[trajectories]]" + rest.split("[[conditions]]")[0]
+    body += f'[[conditions]]\nname = "clock"\nsystem = "{ADAPTER}"\n\n' + rest.split("[answerer]", 1)[1].join(
+        ["[answerer]", ""])
+    example.write_text(body)
+    return run_campaign(example, executor=InProcessExecutor(), fresh=True)
+
+
+def _dates_stored(out) -> tuple[set[str], dict]:
+    store = RunStore(out.store_path)
+    texts = [r["full_text"] for r in store.rows(
+        "select coalesce(t.text, f.text) as full_text from fragments f "
+        "left join fragment_texts t on t.sha256 = f.text_sha256")]
+    manifest = json.loads(store.rows("select manifest from runs where run_id = ?", [out.run_id])[0]["manifest"])
+    return {d for t in texts for d in re.findall(r"noted (\d{4}-\d\d-\d\d)", t)}, manifest
+
+
+def test_a_campaign_stores_the_simulated_dates_and_records_the_clock(example):
+    turns = [json.loads(line) for line in (example.parent / "quickstart" / "trajectory.jsonl").read_text().splitlines()]
+    days = {t["timestamp"][:10] for t in turns}
+    stored, manifest = _dates_stored(_campaign(example, True))
+    assert stored and stored <= days, stored - days
+    assert manifest["clock"]["mode"] == "simulated"
+    assert manifest["clock"]["patch"].startswith("time-machine ")
+
+
+def test_a_campaign_with_the_clock_off_stores_todays_date_and_says_so(example):
+    stored, manifest = _dates_stored(_campaign(example, False))
+    assert stored <= {date.today().isoformat(), datetime.now(UTC).date().isoformat()}
+    assert manifest["clock"]["mode"] == "wall"
+
+
+def test_conformance_passes_it_with_the_clock_and_fails_it_without():
+    on = run_conformance(ADAPTER, checks=["no_wall_clock"])
+    assert on.results[0].status == "passed", on.results[0].reason
+    off = run_conformance(ADAPTER, checks=["no_wall_clock"], simulated_clock=False)
+    assert off.results[0].status == "failed", off.results[0].reason
+    assert not off.simulated_clock
+
+
+def test_the_shifted_replay_catches_a_date_kept_only_in_state():
+    target = "tests.conformance.broken_adapters:WallClockDigestAdapter"
+    off = run_conformance(target, checks=["no_wall_clock"], simulated_clock=False)
+    assert off.results[0].status == "failed"
+    assert "state digest" in off.results[0].reason
+    assert run_conformance(target, checks=["no_wall_clock"]).results[0].status == "passed"
