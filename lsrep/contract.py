@@ -187,6 +187,18 @@ class EmptyOptions(BaseModel):
 EventSink = Callable[[FidelityEvent], None]
 
 
+WHEN_MODEL_IS = "when-model-is"
+"""A `deterministic` value: the system is deterministic when its models are (offline, or temperature 0)."""
+DETERMINISM_VALUES = (True, False, WHEN_MODEL_IS)
+
+
+def expects_determinism(declared: bool | str, *, models_deterministic: bool) -> bool:
+    """Whether identical replays must agree: as declared, or, for `WHEN_MODEL_IS`, as the models are."""
+    if declared not in DETERMINISM_VALUES:
+        raise ValueError(f"deterministic = {declared!r}: expected True, False or {WHEN_MODEL_IS!r}")
+    return models_deterministic if declared == WHEN_MODEL_IS else bool(declared)
+
+
 class MemoryAdapter:
     """Base class for adapters. Subclass it and implement reset, ingest and query."""
 
@@ -202,8 +214,9 @@ class MemoryAdapter:
     """Named maintenance operations the system supports."""
     supports_snapshot: ClassVar[bool] = False
     """Whether snapshot()/restore() work (required for the isolated access policy)."""
-    deterministic: ClassVar[bool] = True
-    """Same inputs give the same outputs (checked by the conformance suite)."""
+    deterministic: ClassVar[bool | str] = True
+    """Same inputs give the same outputs (checked by the conformance suite). `WHEN_MODEL_IS`
+    (`"when-model-is"`): deterministic exactly when the models it is given are (see `expects_determinism`)."""
     answers: ClassVar[bool] = False
     """The system owns an answering stage (system mode)."""
     context_limit: ClassVar[int | None] = None

@@ -22,6 +22,7 @@ from typing import Any
 
 from lsrep import __version__
 from lsrep.answer import make_answerer
+from lsrep.contract import DETERMINISM_VALUES, WHEN_MODEL_IS, expects_determinism
 from lsrep.embed import make_embedder
 from lsrep.engine import UnitTask, unit_seed
 from lsrep.errors import ConfigError
@@ -97,6 +98,10 @@ def validate_campaign(campaign: LoadedCampaign) -> dict[str, Any]:
                 f"which {cond.system!r} does not support (refusing rather than falling back)"
             )
         mode = cond.answer_mode or spec.answer_mode
+        if cls.deterministic not in DETERMINISM_VALUES:
+            raise ConfigError(f"condition {cond.name!r}: {cls.__qualname__}.deterministic = {cls.deterministic!r}; "
+                              f"expected True, False or {WHEN_MODEL_IS!r}")
+        models = models_deterministic(spec, cond)
         if mode == "system" and not cls.answers:
             raise ConfigError(f"condition {cond.name!r}: system mode, but {cond.system!r} has no answering stage")
         described[cond.name] = {
@@ -107,8 +112,23 @@ def validate_campaign(campaign: LoadedCampaign) -> dict[str, Any]:
             "mechanism_stages": {m.name: list(m.stages) for m in cls.mechanisms if m.stages},
             "maintenance_operations": sorted(cls.maintenance_operations),
             "honours_budget": cls.honours_budget, "deterministic": cls.deterministic,
+            "models_deterministic": models,
+            "deterministic_expected": expects_determinism(cls.deterministic, models_deterministic=models),
         }
     return described
+
+
+def models_deterministic(spec: Any, cond: Any) -> bool:
+    """Whether the models a condition's system is given reply deterministically: none, offline ones,
+    or endpoints at temperature 0 (as the answerer's cache treats them). Decides `WHEN_MODEL_IS`."""
+    models = [spec.answerer] + [getattr(x, "memory_llm", None) for x in (cond, spec)]
+    for m in models:
+        if m is None or getattr(m, "kind", None) in ("extractive", "offline"):
+            continue
+        endpoint = getattr(m, "endpoint", None) or m
+        if float(getattr(endpoint, "temperature", 0.0) or 0.0) > 0:
+            return False
+    return True
 
 
 def plan_all(campaign: LoadedCampaign, inputs) -> dict[tuple[str, str], tuple[ReplayPlan, str]]:

@@ -69,10 +69,16 @@ def integrity_blocks(ctx: Context) -> list[Any]:
         notes += ("One repetition: determinism was not checked (set repetitions = 2 or more).",)
     else:
         where = nondeterministic_checkpoints(ctx.store, ctx.data.run["run_id"]) if ctx.store is not None else {}
-        undeclared = [c for c, v in ctx.data.manifest.get("conditions", {}).items()
-                      if v.get("deterministic") is False]
+        conds = ctx.data.manifest.get("conditions", {})
+        undeclared = [c for c, v in conds.items() if v.get("deterministic_expected", v.get("deterministic")) is False]
         if where and undeclared:
             notes += (f"Declared nondeterministic (counted, expected to differ): {', '.join(undeclared)}.",)
+        conditional = [c for c, v in conds.items() if v.get("deterministic") == "when-model-is"]
+        if conditional:
+            notes += ("Declared deterministic when its model is (expected to agree only with deterministic "
+                      "models, i.e. offline or temperature 0): " + ", ".join(
+                          f"{c} ({'expected to agree' if conds[c].get('deterministic_expected') else 'may differ'})"
+                          for c in conditional) + ".",)
     columns = (Column("condition", "Condition", "condition"),) + tuple(
         Column(k, k.replace("_", " ").capitalize(), "int") for k in INTEGRITY_KEYS)
     blocks.append(Table(columns, tuple(rows), caption="Content provenance and campaign checks", notes=notes))

@@ -28,6 +28,7 @@ from lsrep.contract import (
     QueryResult,
     ReplayTurn,
     SnapshotNotSupported,
+    expects_determinism,
 )
 from lsrep.embed.hashing import HashingEmbedder
 from lsrep.harness import build_adapter, validate_condition
@@ -190,6 +191,12 @@ class Subject:
         self.workdir = self._tmp.name
         self._instances: list[Instance] = []
         self._replays: dict[str, Replay | BaseException] = {}
+
+    @property
+    def expects_determinism(self) -> bool:
+        """Whether identical replays must agree. The suite gives the adapter no model or an offline one,
+        so a system deterministic `WHEN_MODEL_IS` must be deterministic here."""
+        return expects_determinism(self.cls.deterministic, models_deterministic=True)
 
     def build(self, *, retrieval_budget: int | None = None, disable: tuple[str, ...] = (),
               shifted: bool = False) -> Instance:
