@@ -75,6 +75,9 @@ class Fragment(BaseModel):
     kind: str = "memory"
     """Free label: `memory`, `recent`, `slot`, `summary`, ... . Kinds in
     `lsrep.provenance.DERIVED_KINDS` (`summary`, `fact`, ...) declare derived text."""
+    derived: bool = False
+    """The text is derived (extracted, summarised, rewritten), not a turn's words, whatever `kind`
+    says: judged by content, exempt from `unsourced`; its citations are checked by content too."""
 
 
 class QueryResult(BaseModel):

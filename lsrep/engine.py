@@ -41,7 +41,7 @@ from lsrep.plan import (
 )
 from lsrep.protocol.campaign import AnswererSpec, EmbedderSpec
 from lsrep.protocol.models import Probe, ProbeSet, Trajectory
-from lsrep.provenance import TurnIndex
+from lsrep.provenance import TurnIndex, is_derived
 from lsrep.text import estimate_tokens
 
 
@@ -353,6 +353,7 @@ class _Replay:
             "budget_violation": 0, "budget_truncated_tokens": 0, "content_leaks": 0, "unsourced": 0,
             "misattributed": 0, "duplicate_citations": 0, "context_sha256": None, "content_recall": None,
             "answer_in_context": None, "stale_in_context": None, "future_in_context": None,
+            "citation_precision": None,
         }
 
     def _record_fragments(self, row: dict[str, Any], fragments: list[Fragment], step: CheckpointStep,
@@ -363,6 +364,7 @@ class _Replay:
         # Leaks are counted over everything the system returned, recorded or cut.
         all_frags, audit = returned
         judged = {id(f): (v, c) for f, v, c in zip(all_frags, audit.verdicts, audit.citation_leaks, strict=True)}
+        carried = {id(f): ids for f, ids in zip(all_frags, audit.carried, strict=True)}
         row["proven_leak"] = sum(v.leak or c for v, c in zip(audit.verdicts, audit.citation_leaks, strict=True))
         for rank, frag in enumerate(fragments):
             ids = frag.source_turn_ids
@@ -370,13 +372,14 @@ class _Replay:
             verdict, cites_future = judged[id(frag)]
             n = estimate_tokens(frag.text)
             tokens += n
-            sources.update(ids)
+            sources.update(carried[id(frag)])  # a citation counts only where the text carries the turn
             row["unattributed"] += not ids
             self.fragments.append({
                 "obs_id": obs_id, "rank": rank, "text": frag.text, "source_turn_ids": _json_list(ids),
                 "tokens": n, "mechanisms": _json_list(frag.mechanisms), "kind": frag.kind, "score": frag.score,
                 "leak": int(verdict.leak or cites_future), "unknown_source": int(unknown),
                 **fragment_fields(verdict, self.turn_ids),
+                "derived": int(is_derived(frag)), "carried_turn_ids": _json_list(carried[id(frag)]),
             })
         row["n_fragments"], row["context_tokens"] = len(fragments), tokens
         evidence = json.loads(row["evidence_ids"])

@@ -212,3 +212,12 @@ def m009_longmemeval(db: sqlite_utils.Database) -> None:
         pk="obs_id",
     )
     db["lme_questions"].create_index(["run_id", "condition", "position"])
+
+
+@migration
+def m010_citation_precision(db: sqlite_utils.Database) -> None:
+    # Provenance of derived memories: per fragment, whether it declares derived text and which cited
+    # turns its text carries; per observation, the share of citations whose turn the text carries.
+    db["observations"].add_column("citation_precision", float)
+    db["fragments"].add_column("derived", int)
+    db["fragments"].add_column("carried_turn_ids", str)

@@ -47,7 +47,7 @@ def condition_metrics(ctx: Context) -> dict[str, dict[str, Any]]:
         out[cond] = {
             "integrity": integrity.get(cond, dict.fromkeys(INTEGRITY_KEYS, 0)),
             "evidence": {k: ev.get(k) for k in ("recall", "answer_in_context", "stale_in_context",
-                                                "future_in_context")} | {"n": ev.get("n")},
+                                                "future_in_context", "citation_precision")} | {"n": ev.get("n")},
         }
     return out
 
@@ -94,18 +94,23 @@ def evidence_blocks(ctx: Context) -> list[Any]:
         rows.append({"condition": cond, "n": n.get("recall", 0), "recall": ev.get("recall"),
                      "answer": ev.get("answer_in_context"), "stale": ev.get("stale_in_context"),
                      "n_stale": n.get("stale_in_context", 0), "future": ev.get("future_in_context"),
-                     "n_future": n.get("future_in_context", 0)})
+                     "n_future": n.get("future_in_context", 0), "precision": ev.get("citation_precision"),
+                     "n_precision": n.get("citation_precision", 0)})
     columns = (
         Column("condition", "Condition", "condition"), Column("n", "Obs. with evidence", "int"),
         Column("recall", "Evidence in context", "rate", "by content"),
         Column("answer", "Answer in context", "rate"),
         Column("stale", "Stale answer in context", "rate"), Column("n_stale", "Obs. with a superseded version", "int"),
         Column("future", "Future answer in context", "rate"), Column("n_future", "Obs. with a later version", "int"),
+        Column("precision", "Citation precision", "rate", "by content"),
+        Column("n_precision", "Obs. citing turns", "int"),
     )
     return [Table(columns, tuple(rows), caption="Reader-free memory metrics", notes=(
         "Computed from the context each system returned, whoever answers: evidence in context = share of the "
         "in-force version's evidence turns whose text is in the context (half their shingles, or one whole "
         "sentence of 4+ content words) — citations do not count, so over-citing cannot raise it; answer in "
         "context = the normalised reference (or an alias) occurs; stale / future = a superseded / not yet "
-        "true version's answer occurs (answers that also occur inside a correct one are not counted).",
+        "true version's answer occurs (answers that also occur inside a correct one are not counted); citation "
+        "precision = share of the turns each fragment cites whose content the fragment carries (2+ shared "
+        "distinctive content words, verbatim or derived text alike), so naming extra turns lowers it.",
     ))]
