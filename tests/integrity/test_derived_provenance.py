@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 
-from lsrep.executors.local import InProcessExecutor
-from lsrep.integrity import evidence_records
 from lsrep.reports.model import build_report
 from lsrep.reports.render import render_markdown
+
+from lsrep.executors.local import InProcessExecutor
+from lsrep.integrity import evidence_records
 from lsrep.runner import run_campaign
 from lsrep.store import RunStore
 

@@ -6,8 +6,9 @@ import json
 import subprocess
 import sys
 
-from lsrep.executors.local import InProcessExecutor
 from lsrep.reports.diff import diff_runs
+
+from lsrep.executors.local import InProcessExecutor
 from lsrep.runner import run_campaign
 from lsrep.store import RunStore
 
