@@ -80,6 +80,50 @@ class Fragment(BaseModel):
     says: judged by content, exempt from `unsourced`; its citations are checked by content too."""
 
 
+class Speaker(BaseModel):
+    """One speaker of a conversation, as `reset` announces it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    """The turns' `speaker`, or their `role` when they name none."""
+    role: str
+    """The role of this speaker's first turn (`user`, `assistant`, ...)."""
+
+
+class Participants(BaseModel):
+    """Who a conversation is between, and whose memory it is (given to `reset` when it asks)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    owner: str | None
+    """The memory's owner / user identity: the speaker of the first `user`-role turn (else the first
+    speaker); libraries keyed by user (mem0's `user_id`, LangMem's namespace) use it."""
+    speakers: tuple[Speaker, ...] = ()
+    """Every speaker, in order of first appearance."""
+
+    @classmethod
+    def of_turns(cls, turns) -> Participants:
+        seen: dict[str, Speaker] = {}
+        for t in turns:
+            name = t.speaker or t.role
+            seen.setdefault(name, Speaker(name=name, role=t.role))
+        users = [s.name for s in seen.values() if s.role == "user"]
+        owner = users[0] if users else next(iter(seen), None)
+        return cls(owner=owner, speakers=tuple(seen.values()))
+
+
+def accepts_participants(cls: type) -> bool:
+    """Whether a class's `reset` takes `participants=` (named, or through **kwargs)."""
+    import inspect
+
+    try:
+        params = inspect.signature(cls.reset).parameters
+    except (TypeError, ValueError):
+        return False
+    return "participants" in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+
+
 class QueryResult(BaseModel):
     """What a system gives back for a probe question."""
 
@@ -226,6 +270,9 @@ class MemoryAdapter:
     """Largest context (tokens) the system returns, if it declares one."""
     honours_budget: ClassVar[bool] = False
     """The system keeps its returned context within `AdapterSetup.retrieval_budget` (checked by conformance)."""
+    distributions: ClassVar[tuple[str, ...]] = ()
+    """Distributions (PyPI names) the adapter wraps, e.g. `("mem0ai", "qdrant-client")`: their installed
+    versions are recorded in the run manifest."""
 
     def __init__(self, setup: AdapterSetup) -> None:
         self.setup = setup
@@ -233,7 +280,8 @@ class MemoryAdapter:
 
     # -- required -------------------------------------------------------------------------
     def reset(self, *, conversation_id: str, now: datetime) -> None:
-        """Empty all state; the next ingest starts a new history."""
+        """Empty all state; the next ingest starts a new history. An adapter whose `reset` also takes
+        `participants: Participants | None = None` is given the conversation's speakers and owner."""
         raise NotImplementedError
 
     def ingest(self, turn: ReplayTurn, *, now: datetime) -> None:

@@ -24,7 +24,7 @@ from tqdm import tqdm
 from lsrep.answer import Answerer, make_answerer
 from lsrep.answer.prompt import build_messages, prompt_tokens
 from lsrep.context_audit import ContextAudit, audit_context, enforce_budget, fragment_fields
-from lsrep.contract import Fragment, QueryResult, ReplayTurn
+from lsrep.contract import Fragment, Participants, QueryResult, ReplayTurn, accepts_participants
 from lsrep.embed import make_embedder
 from lsrep.harness import CallLog, Guarded, validate_condition
 from lsrep.host import open_adapter
@@ -142,8 +142,9 @@ class _Replay:
     def run(self) -> None:
         task = self.task
         first_now = task.plan.sim_times[0] if task.plan.sim_times else None
+        extra = {"participants": Participants.of_turns(self.turns)} if accepts_participants(self.adapter_cls) else {}
         _, _, exc = self.guard.call("reset", self.guard.adapter.reset,
-                                    conversation_id=task.trajectory.trajectory_id, now=first_now)
+                                    conversation_id=task.trajectory.trajectory_id, now=first_now, **extra)
         if exc is not None:
             self.aborted = self.log.record_failure("reset", exc)
         steps = task.plan.steps

@@ -113,6 +113,7 @@ def validate_campaign(campaign: LoadedCampaign) -> dict[str, Any]:
             "maintenance_operations": sorted(cls.maintenance_operations),
             "honours_budget": cls.honours_budget, "deterministic": cls.deterministic,
             "models_deterministic": models,
+            "distributions": distribution_versions(tuple(getattr(cls, "distributions", ()))),
             "deterministic_expected": expects_determinism(cls.deterministic, models_deterministic=models),
         }
     return described
@@ -161,10 +162,13 @@ def build_manifest(campaign: LoadedCampaign, conditions: dict[str, Any], plans) 
         "judges": [{"name": "deterministic", "version": "1", "kind": "deterministic"}]
         + [j.model_dump(mode="json", exclude={"endpoint"}) | _endpoint_public(j.endpoint) for j in spec.judges],
         "plans": {f"{c}/{t}": d for (c, t), (_, d) in sorted(plans.items())},
-        "packages": _package_versions(),
+        "packages": _package_versions() | {
+            name: version for c in conditions.values() for name, version in c.get("distributions", {}).items()},
         "python": sys.version.split()[0],
         "platform": platform.platform(),
-        "git_revision": _git_revision(campaign.path.parent),
+        # LSREP's own source revision (where the harness was installed from), not the campaign's.
+        "git_revision": lsrep_revision(),
+        "campaign_git_revision": _git_revision(campaign.path.parent),
     }
 
 
@@ -206,6 +210,34 @@ def _package_versions() -> dict[str, str]:
         except metadata.PackageNotFoundError:
             out[name] = "not installed"
     return out
+
+
+def distribution_versions(names: tuple[str, ...]) -> dict[str, str]:
+    """Installed versions of the distributions an adapter declares (`MemoryAdapter.distributions`)."""
+    out = {}
+    for name in names:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = "not installed"
+    return out
+
+
+def lsrep_revision() -> str | None:
+    """The git revision of LSREP's own source (`-dirty` when it has uncommitted changes), or None
+    when LSREP was not installed from a git checkout."""
+    import lsrep
+
+    where = Path(lsrep.__file__).resolve().parent
+    revision = _git_revision(where)
+    if revision is None:
+        return None
+    try:
+        res = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=where,
+                             capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return revision
+    return f"{revision}-dirty" if res.returncode == 0 and res.stdout.strip() else revision
 
 
 def _git_revision(where: Path) -> str | None:

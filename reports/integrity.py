@@ -381,6 +381,15 @@ def _spread(pairs: list[tuple[dict[str, Any], dict[str, Any]]], limit: int) -> l
     return out
 
 
+def _clock(m: dict) -> str:
+    clock = m.get("clock")
+    if not clock:
+        return "—"
+    if clock.get("mode") == "simulated":
+        return f"simulated in the adapter host ({clock.get('patch')}, frozen per call)"
+    return f"wall clock ({clock.get('reason')})"
+
+
 def _adapter_host(m: dict) -> str:
     host = m.get("adapter_host")
     if not host:
@@ -397,7 +406,9 @@ def manifest(ctx: Context) -> Section:
         ("Description", camp.get("description", ""), "text"), ("Status", run["status"], "code"),
         ("Created", run["created_at"], "text"), ("Finished", run.get("finished_at") or "—", "text"),
         ("Inputs digest", run.get("campaign_sha256"), "digest"), ("Plan digest", run.get("plan_digest"), "digest"),
-        ("Git revision", m.get("git_revision") or "—", "digest"), ("LSREP", m.get("lsrep_version"), "code"),
+        ("LSREP revision", m.get("git_revision") or "—", "digest"), ("LSREP", m.get("lsrep_version"), "code"),
+        ("Campaign folder revision", m.get("campaign_git_revision") or "—", "digest"),
+        ("Clock", _clock(m), "text"),
         ("Python", m.get("python"), "code"), ("Platform", m.get("platform"), "code"),
         ("Seed", camp.get("seed"), "code"), ("Repetitions", camp.get("repetitions"), "int"),
         ("Answer mode", camp.get("answer_mode"), "code"), ("Embedder", m.get("embedder"), "code"),

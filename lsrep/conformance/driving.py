@@ -25,9 +25,11 @@ from lsrep.conformance.scenario import (
 from lsrep.contract import (
     FidelityEvent,
     MemoryAdapter,
+    Participants,
     QueryResult,
     ReplayTurn,
     SnapshotNotSupported,
+    accepts_participants,
     expects_determinism,
 )
 from lsrep.embed.hashing import HashingEmbedder
@@ -105,7 +107,9 @@ class Instance:
         """The turn being ingested (so a failure can name it)."""
 
     def start(self, history: Sequence[ReplayTurn]) -> None:
-        self.adapter.reset(conversation_id=CONVERSATION, now=history[0].timestamp)
+        cls = getattr(self.adapter, "cls", type(self.adapter))  # a hosted adapter names its class
+        extra = {"participants": Participants.of_turns(history)} if accepts_participants(cls) else {}
+        self.adapter.reset(conversation_id=CONVERSATION, now=history[0].timestamp, **extra)
         self.last = None
 
     def feed(self, turns: Sequence[ReplayTurn], *, redeliver: bool = False, maintenance: bool = True) -> None:

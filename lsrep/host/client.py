@@ -303,8 +303,11 @@ class HostedAdapter:
         self.honours_budget = caps["honours_budget"]
 
     # -- the adapter's methods -------------------------------------------------------------------
-    def reset(self, *, conversation_id: str, now) -> None:
-        return self._call("reset", (), {"conversation_id": conversation_id, "now": now})
+    def reset(self, *, conversation_id: str, now, participants=None) -> None:
+        kwargs = {"conversation_id": conversation_id, "now": now}
+        if participants is not None:  # only to an adapter whose reset takes it (the engine checks)
+            kwargs["participants"] = participants
+        return self._call("reset", (), kwargs)
 
     def ingest(self, turn, *, now) -> None:
         return self._call("ingest", (turn,), {"now": now})
