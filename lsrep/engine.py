@@ -431,6 +431,8 @@ class _Replay:
             "checkpoints": self.checkpoints, "observations": self.observations, "fragments": self.fragments,
             "events": self.log.events, "maintenance": self.maintenance, "failures": self.log.failures,
             "judgements": self.judgements, "llm_calls": self.llm_calls,
+            "adapter_logs": [{"run_id": task.run_id, "unit_id": task.unit_id, "condition": task.condition, **r}
+                             for r in getattr(self.guard.adapter, "host_diagnostics", ())],
         })
 
 

@@ -221,3 +221,13 @@ def m010_citation_precision(db: sqlite_utils.Database) -> None:
     db["observations"].add_column("citation_precision", float)
     db["fragments"].add_column("derived", int)
     db["fragments"].add_column("carried_turn_ids", str)
+
+
+@migration
+def m011_adapter_logs(db: sqlite_utils.Database) -> None:
+    # Warnings and log records (WARNING+) an adapter emitted in its host, per unit (lsrep.host.capture).
+    db["adapter_logs"].create(
+        {"run_id": str, "unit_id": str, "condition": str, "kind": str, "source": str, "level": str,
+         "message": str, "count": int, "method": str},
+    )
+    db["adapter_logs"].create_index(["run_id", "condition"])

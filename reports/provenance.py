@@ -41,10 +41,17 @@ def _records(ctx: Context) -> tuple[dict[str, dict[str, int]], dict[str, dict[st
 def condition_metrics(ctx: Context) -> dict[str, dict[str, Any]]:
     """Per condition, the `integrity` and `evidence` records of report.json."""
     integrity, evidence = _records(ctx)
+    from lsrep.reports.integrity import adapter_log_rows
+
+    logs = adapter_log_rows(ctx.store, ctx.data.run["run_id"]) if ctx.store is not None else []
     out = {}
     for cond in ctx.conditions:
         ev = evidence.get(cond) or {}
+        mine = [r for r in logs if r["condition"] == cond]
         out[cond] = {
+            "adapter_log": {"warnings": sum(r["count"] for r in mine if r["kind"] == "warning"),
+                            "log_records": sum(r["count"] for r in mine if r["kind"] == "log"),
+                            "distinct": len(mine)},
             "integrity": integrity.get(cond, dict.fromkeys(INTEGRITY_KEYS, 0)),
             "evidence": {k: ev.get(k) for k in ("recall", "answer_in_context", "stale_in_context",
                                                 "future_in_context", "citation_precision")} | {"n": ev.get("n")},

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from lsrep.contract import EventSink, FidelityEvent, MechanismSpec, MemoryAdapter
+from lsrep.host.capture import merge as merge_diagnostics
 from lsrep.host.wire import (
     DEFAULT_TIMEOUT_S,
     HostDied,
@@ -296,6 +297,9 @@ class HostedAdapter:
             "embedding_text": embedding_text,
         })
         self.instance = built["instance"]
+        self.host_diagnostics: list[dict[str, Any]] = []
+        """Warnings and log records the adapter emitted (lsrep.host.capture), merged over its calls."""
+        merge_diagnostics(self.host_diagnostics, built.get("diagnostics", []))
         caps = built["capabilities"]
         self.maintenance_operations = frozenset(caps["maintenance_operations"] or ())
         self.supports_snapshot, self.deterministic = caps["supports_snapshot"], caps["deterministic"]
@@ -389,6 +393,7 @@ class HostedAdapter:
             reply = self.host.exchange({"op": "call", "instance": self.instance, "method": method,
                                         "args": wire[0], "kwargs": wire[1]})
         self.last_ms = float(reply.get("ms", 0.0))
+        merge_diagnostics(self.host_diagnostics, reply.get("diagnostics", []))
         if self._sink is not None:
             for event in reply.get("events", ()):
                 self._sink(FidelityEvent.model_validate(event))

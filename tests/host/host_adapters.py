@@ -197,3 +197,20 @@ class DistributionsAdapter(ClockReadingAdapter):
     """Declares the distributions it wraps (one installed, one not)."""
 
     distributions = ("pydantic", "no-such-distribution-lsrep")
+
+
+class ChattyAdapter(ClockReadingAdapter):
+    """Warns at construction that a lane is off, logs on every ingest, as degraded libraries do."""
+
+    def __init__(self, setup) -> None:
+        import warnings
+
+        super().__init__(setup)
+        warnings.warn("BM25 lane disabled: fastembed model not available offline", UserWarning, stacklevel=2)
+
+    def ingest(self, turn: ReplayTurn, *, now: datetime) -> None:
+        import logging
+
+        logging.getLogger("chatty.store").warning("entity extraction skipped for %s", "turn")
+        logging.getLogger("chatty.store").info("not captured: below WARNING")
+        super().ingest(turn, now=now)

@@ -77,3 +77,28 @@ def test_the_manifest_records_lsreps_revision_and_the_adapters_distributions(exa
         assert manifest["git_revision"] is None
     # The campaign's folder (here a temporary one, outside any repository) is recorded apart.
     assert manifest["campaign_git_revision"] is None
+
+
+def test_warnings_and_log_records_are_captured_per_condition_and_reported(example):
+    import json
+
+    from lsrep.reports.build import write_report
+    from lsrep.reports.model import build_report
+    from lsrep.reports.render import render_markdown
+
+    _only(example, f"{HERE}:ChattyAdapter")
+    out = run_campaign(example, executor=InProcessExecutor(), fresh=True)
+    store = RunStore(out.store_path)
+    rows = {(r["kind"], r["message"]): r for r in store.rows(
+        "select * from adapter_logs where run_id = ? and condition = 'c'", [out.run_id])}
+    n_turns = len((example.parent / "quickstart" / "trajectory.jsonl").read_text().splitlines())
+    warned = rows[("warning", "BM25 lane disabled: fastembed model not available offline")]
+    assert warned["count"] == 1 and warned["method"] == "build" and warned["source"].startswith("UserWarning at ")
+    logged = rows[("log", "entity extraction skipped for turn")]
+    assert logged["count"] == n_turns and logged["source"] == "chatty.store" and logged["level"] == "warning"
+    assert not any("below WARNING" in m for _, m in rows)
+    report = build_report(store, out.run_id)
+    assert "entity extraction skipped for turn" in render_markdown(report)
+    data = json.loads(write_report(report, "json", example.parent / "r.json").read_text())
+    assert '"adapter_log": {"distinct": 2, "log_records": %d, "warnings": 1}' % n_turns in json.dumps(data,
+                                                                                                    sort_keys=True)
