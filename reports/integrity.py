@@ -9,6 +9,7 @@ from collections import Counter, defaultdict
 from typing import Any
 
 from lsrep.reports import panels, provenance
+from lsrep.reports.adapter_logs import adapter_log_blocks
 from lsrep.reports.common import Context, clip, expected_text, group
 from lsrep.reports.quality import aligned, comparisons
 from lsrep.reports.tree import Callout, Column, Facts, Section, Table
@@ -381,17 +382,6 @@ def _spread(pairs: list[tuple[dict[str, Any], dict[str, Any]]], limit: int) -> l
     return out
 
 
-def adapter_log_rows(store: Any, run_id: str) -> list[dict[str, Any]]:
-    """Distinct warnings / log records per condition, with total count and number of units."""
-    try:
-        return store.rows(
-            "select condition, kind, level, source, message, sum(count) count, count(distinct unit_id) units, "
-            "min(method) method from adapter_logs where run_id = ? group by condition, kind, level, source, message "
-            "order by condition, sum(count) desc, source, message", [run_id])
-    except Exception:  # noqa: BLE001 - a store written before migration m011 has no such table
-        return []
-
-
 def _clock(m: dict) -> str:
     clock = m.get("clock")
     if not clock:
@@ -470,16 +460,7 @@ def manifest(ctx: Context) -> Section:
         Table((Column("package", "Package", "code"), Column("version", "Version", "code")), packages,
               caption="Package versions"),
     ]
-    logs = adapter_log_rows(ctx.store, run["run_id"]) if ctx.store is not None else []
-    if logs:
-        blocks.append(Table(
-            (Column("condition", "Condition", "condition"), Column("kind", "Kind", "code"),
-             Column("level", "Level", "code"), Column("source", "Source", "code"), Column("message", "Message", "text"),
-             Column("count", "Times", "int"), Column("units", "Units", "int"), Column("method", "First in", "code")),
-            tuple(logs), caption="Warnings and log records adapters emitted",
-            notes=("Captured in each adapter's host process around every call and its construction: "
-                   "warnings.warn and log records of level WARNING or above (lsrep.host.capture). A library "
-                   "running degraded often says so only here.",)))
+    blocks += adapter_log_blocks(ctx)
     if data.llm_calls:
         blocks.append(Table(
             (Column("purpose", "Purpose", "code"), Column("model", "Model", "code"), Column("status", "Status", "code"),

@@ -41,7 +41,7 @@ def _records(ctx: Context) -> tuple[dict[str, dict[str, int]], dict[str, dict[st
 def condition_metrics(ctx: Context) -> dict[str, dict[str, Any]]:
     """Per condition, the `integrity` and `evidence` records of report.json."""
     integrity, evidence = _records(ctx)
-    from lsrep.reports.integrity import adapter_log_rows
+    from lsrep.reports.adapter_logs import adapter_log_rows
 
     logs = adapter_log_rows(ctx.store, ctx.data.run["run_id"]) if ctx.store is not None else []
     out = {}
