@@ -63,7 +63,12 @@ def integrity_blocks(ctx: Context) -> list[Any]:
     integrity, _ = _records(ctx)
     rows = [{"condition": c, **integrity.get(c, dict.fromkeys(INTEGRITY_KEYS, 0))} for c in ctx.conditions]
     blocks: list[Any] = []
-    flagged = [(r["condition"], k, r[k]) for r in rows for k in INTEGRITY_KEYS if r[k]]
+    conds = ctx.data.manifest.get("conditions", {})
+    # Repetitions of a condition not expected to agree (deterministic = False, or "when-model-is" with
+    # a sampled model) are counted, not alarmed.
+    expected_to_differ = {c for c, v in conds.items() if v.get("deterministic_expected", v.get("deterministic")) is False}
+    flagged = [(r["condition"], k, r[k]) for r in rows for k in INTEGRITY_KEYS
+               if r[k] and not (k == "nondeterministic_checkpoints" and r["condition"] in expected_to_differ)]
     if flagged:
         text = "; ".join(f"{c}: {n} {k.replace('_', ' ')}" for c, k, n in flagged)
         blocks.append(Callout("danger", f"{len(flagged)} integrity alarm(s) from the campaign checks", text))
@@ -76,7 +81,6 @@ def integrity_blocks(ctx: Context) -> list[Any]:
         notes += ("One repetition: determinism was not checked (set repetitions = 2 or more).",)
     else:
         where = nondeterministic_checkpoints(ctx.store, ctx.data.run["run_id"]) if ctx.store is not None else {}
-        conds = ctx.data.manifest.get("conditions", {})
         undeclared = [c for c, v in conds.items() if v.get("deterministic_expected", v.get("deterministic")) is False]
         if where and undeclared:
             notes += (f"Declared nondeterministic (counted, expected to differ): {', '.join(undeclared)}.",)

@@ -66,3 +66,18 @@ def test_the_report_shows_citation_precision(example):
     data = json.loads(path.read_text())
     text = json.dumps(data)
     assert '"citation_precision"' in text
+
+
+def test_declared_nondeterminism_is_counted_but_not_alarmed(tmp_path):
+    from lsrep.reports.render import render_markdown as md
+    from tests.integrity.test_zoo import zoo_campaign
+
+    cases = {"noisy": ("NondeterministicAdapter", ""), "declared": ("DeclaredNondeterministicAdapter", "")}
+    out = run_campaign(zoo_campaign(tmp_path, cases, budget=None, repetitions=2), executor=InProcessExecutor())
+    store = RunStore(out.store_path)
+    report = build_report(store, out.run_id)
+    alarms = [c for c in report.banner if "integrity alarm" in c.title] + [
+        b for s in report.sections for b in s.blocks if getattr(b, "title", "").endswith("from the campaign checks")]
+    text = " ".join(getattr(b, "text", "") for b in alarms)
+    assert "noisy: " in text and "declared: " not in text
+    assert "Declared nondeterministic (counted, expected to differ): declared." in md(report)
