@@ -70,6 +70,7 @@ def test_the_report_shows_citation_precision(example):
 
 def test_declared_nondeterminism_is_counted_but_not_alarmed(tmp_path):
     from lsrep.reports.render import render_markdown as md
+
     from tests.integrity.test_zoo import zoo_campaign
 
     cases = {"noisy": ("NondeterministicAdapter", ""), "declared": ("DeclaredNondeterministicAdapter", "")}
