@@ -387,7 +387,8 @@ def _clock(m: dict) -> str:
     if not clock:
         return "—"
     if clock.get("mode") == "simulated":
-        return f"simulated in the adapter host ({clock.get('patch')}, frozen per call)"
+        how = "frozen per call" if clock.get("frozen", True) else "ticking from each call's now"
+        return f"simulated in the adapter host ({clock.get('patch')}, {how})"
     return f"wall clock ({clock.get('reason')})"
 
 

@@ -28,7 +28,7 @@ def check_mode(mode: str) -> str:
 
 def open_adapter(mode: str, cls: type, options: Any, raw_options: dict[str, Any], *, disable: tuple[str, ...],
                  state_dir: Path, retrieval_budget: int | None, embedder: Any, llm: Any, seed: int,
-                 embedding_text: str = "content", simulated_clock: bool = True) -> Any:
+                 embedding_text: str = "content", simulated_clock: bool | str = True) -> Any:
     """The adapter for a unit: a HostedAdapter (`process`) or the adapter itself (`in-process`).
 
     `options` is the validated Options instance (used in-process); the host re-validates

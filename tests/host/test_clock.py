@@ -97,3 +97,21 @@ def test_the_shifted_replay_catches_a_date_kept_only_in_state():
     assert off.results[0].status == "failed"
     assert "state digest" in off.results[0].reason
     assert run_conformance(target, checks=["no_wall_clock"]).results[0].status == "passed"
+
+
+def test_a_ticking_clock_starts_at_now_and_runs():
+    from lsrep.host.clock import TICKING
+
+    assert hooks("ticking") == (TICKING,)
+    assert _noted(_hosted("ticking"), THEN) == "I moved to Lyon. (noted 2023-05-08; epoch 2023-05-08)"
+
+
+def test_the_clock_mode_is_validated_in_the_campaign(example):
+    import pytest
+
+    from lsrep.errors import LsrepError
+
+    text = example.read_text()
+    example.write_text(text.replace("[[trajectories]]", 'simulated_clock = "sometimes"\n\n[[trajectories]]', 1))
+    with pytest.raises(LsrepError, match="simulated_clock"):
+        run_campaign(example, executor=InProcessExecutor(), fresh=True)
