@@ -115,3 +115,39 @@ def test_the_clock_mode_is_validated_in_the_campaign(example):
     example.write_text(text.replace("[[trajectories]]", 'simulated_clock = "sometimes"\n\n[[trajectories]]', 1))
     with pytest.raises(LsrepError, match="simulated_clock"):
         run_campaign(example, executor=InProcessExecutor(), fresh=True)
+
+
+def test_the_shifted_replay_compares_what_the_system_sends_to_its_models():
+    from lsrep.conformance.checks_integrity import _clock_difference
+    from lsrep.conformance.driving import Replay
+
+    def replay(traffic):
+        return Replay(mid={}, end={}, digest_mid="d", digest_end="e", events=(), traffic=traffic)
+
+    sent = ('{"cb": "llm", "messages": [{"content": "Observation date 2023-05-08"}]}',)
+    moved = ('{"cb": "llm", "messages": [{"content": "Observation date 2026-12-01"}]}',)
+    assert _clock_difference(replay(sent), replay(sent)) is None
+    assert _clock_difference(replay(sent), replay(moved)) == "what it sends to its models (1 of 1 request(s))"
+
+
+def test_the_recording_host_keeps_every_request_it_serves():
+    from lsrep.conformance.driving import RecordingHost
+    from lsrep.host.client import HostedAdapter, import_path
+
+    class Model:
+        def complete(self, messages):
+            return "ok"
+
+    cls, _ = validate_condition("tests.host.host_adapters:ModelCallingAdapter", {}, (), "c")
+    host = RecordingHost(llm=Model(), embedder=None)
+    try:
+        host.start_path(import_path(cls), hooks(True))
+        adapter = HostedAdapter(host, cls, options={}, disable=(), retrieval_budget=None, seed=0, owns_host=False)
+        adapter.reset(conversation_id="c", now=THEN)
+        try:
+            adapter.query("Where do I live?", now=THEN)
+        except Exception:  # noqa: BLE001, S110 - the embedder is absent; the llm request is what we look at
+            pass
+        assert any('"cb": "llm"' in t and "Where do I live?" in t for t in host.traffic), host.traffic
+    finally:
+        host.close()
