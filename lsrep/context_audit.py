@@ -16,11 +16,11 @@ from typing import Any
 from lsrep.contract import Fragment
 from lsrep.evidence import evidence_metrics
 from lsrep.provenance import (
-    DERIVED_KINDS,
     FragmentVerdict,
     TurnIndex,
     cited_positions,
     duplicate_key,
+    is_derived,
 )
 from lsrep.references import Expected
 from lsrep.text import estimate_tokens
@@ -36,13 +36,19 @@ class ContextAudit:
     """One per returned fragment, in rank order."""
     citation_leaks: tuple[bool, ...]
     """Per fragment: it cites a turn that had not been replayed."""
+    carried: tuple[tuple[str, ...], ...] = ()
+    """Per fragment: the cited turns whose content it carries (`TurnIndex.carried`)."""
 
 
 OBSERVATION_FIELDS: tuple[str, ...] = (
     "content_leaks", "unsourced", "misattributed", "duplicate_citations", "context_sha256",
-    "content_recall", "answer_in_context", "stale_in_context", "future_in_context",
+    "content_recall", "answer_in_context", "stale_in_context", "future_in_context", "citation_precision",
 )
-"""Observation columns this audit fills (migration m006_provenance)."""
+"""Observation columns this audit fills (migrations m006_provenance, m010_citation_precision).
+
+`citation_precision`: over the context's fragments, the share of (fragment, cited turn) pairs
+whose turn content the fragment carries (`TurnIndex.carried`; a citation of an id not in the
+trajectory is not carried); None when no fragment cites anything."""
 
 
 def context_digest(fragments: Sequence[Fragment]) -> str:
@@ -56,36 +62,41 @@ def audit_context(fragments: Sequence[Fragment], prefix_len: int, expected: Expe
                   turn_index: Mapping[str, int]) -> ContextAudit:
     texts = tuple(f.text for f in fragments)
     # The same context returned to every probe of a checkpoint is judged once.
-    ckey = (texts, tuple((f.source_turn_ids, f.kind) for f in fragments), prefix_len)
+    ckey = (texts, tuple((f.source_turn_ids, f.kind, f.derived) for f in fragments), prefix_len)
     judged = index.context_cache.get(ckey)
     if judged is None:
         if len(index.context_cache) > 256:
             index.context_cache.clear()
         judged = index.context_cache[ckey] = _judge_fragments(fragments, prefix_len, index, turn_index)
-    verdicts, citation, counts = judged
+    verdicts, citation, counts, carried = judged
     row: dict[str, Any] = {**counts, **evidence_metrics(expected, texts, index, turn_index).row()}
-    return ContextAudit(row, verdicts, citation)
+    return ContextAudit(row, verdicts, citation, carried)
 
 
 def _judge_fragments(fragments: Sequence[Fragment], prefix_len: int, index: TurnIndex,
-                     turn_index: Mapping[str, int]) -> tuple[tuple, tuple, dict[str, Any]]:
-    verdicts, citation, keys = [], [], []
-    leaks = unsourced = misattributed = 0
+                     turn_index: Mapping[str, int]) -> tuple[tuple, tuple, dict[str, Any], tuple]:
+    verdicts, citation, keys, carried = [], [], [], []
+    leaks = unsourced = misattributed = n_cited = n_carried = 0
+    turn_ids = sorted(turn_index, key=turn_index.__getitem__)
     cache = index.fragment_cache
     for frag in fragments:
         # Per fragment: (cited positions, settled prefix, verdict once settled, duplicate key). From
         # the settled prefix on the verdict no longer changes, so a recurring fragment is one lookup.
-        key = (frag.text, frag.source_turn_ids, frag.kind)
+        derived = is_derived(frag)
+        key = (frag.text, frag.source_turn_ids, frag.kind, derived)
         hit = cache.get(key)
         if hit is None:
             cited = cited_positions(frag.source_turn_ids, turn_index)
             settled = index.analyse(frag.text).settled
-            hit = cache[key] = (cited, settled, index.verdict(frag.text, settled, cited, frag.kind in DERIVED_KINDS),
-                                max(cited, default=-1), duplicate_key(frag.text, frag.source_turn_ids, frag.kind, index))
+            hit = cache[key] = (cited, settled, index.verdict(frag.text, settled, cited, derived),
+                                max(cited, default=-1), duplicate_key(frag.text, frag.source_turn_ids, frag.kind, index),
+                                tuple(turn_ids[p] for p in index.carried(frag.text, cited)))
             if len(cache) > 200_000:
                 cache.clear()
-        verdict = hit[2] if prefix_len >= hit[1] else index.verdict(
-            frag.text, prefix_len, hit[0], frag.kind in DERIVED_KINDS)
+        verdict = hit[2] if prefix_len >= hit[1] else index.verdict(frag.text, prefix_len, hit[0], derived)
+        carried.append(hit[5])
+        n_cited += len(set(frag.source_turn_ids))
+        n_carried += len(hit[5])
         verdicts.append(verdict)
         citation.append(hit[3] >= prefix_len)
         leaks += verdict.leak_turn is not None
@@ -94,8 +105,9 @@ def _judge_fragments(fragments: Sequence[Fragment], prefix_len: int, index: Turn
         if hit[4] is not None:
             keys.append(hit[4])
     counts = {"content_leaks": leaks, "unsourced": unsourced, "misattributed": misattributed,
-              "duplicate_citations": len(keys) - len(set(keys)), "context_sha256": context_digest(fragments)}
-    return tuple(verdicts), tuple(citation), counts
+              "duplicate_citations": len(keys) - len(set(keys)), "context_sha256": context_digest(fragments),
+              "citation_precision": n_carried / n_cited if n_cited else None}
+    return tuple(verdicts), tuple(citation), counts, tuple(carried)
 
 
 def fragment_fields(verdict: FragmentVerdict, turn_ids: Sequence[str]) -> dict[str, Any]:

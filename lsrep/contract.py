@@ -75,6 +75,53 @@ class Fragment(BaseModel):
     kind: str = "memory"
     """Free label: `memory`, `recent`, `slot`, `summary`, ... . Kinds in
     `lsrep.provenance.DERIVED_KINDS` (`summary`, `fact`, ...) declare derived text."""
+    derived: bool = False
+    """The text is derived (extracted, summarised, rewritten), not a turn's words, whatever `kind`
+    says: judged by content, exempt from `unsourced`; its citations are checked by content too."""
+
+
+class Speaker(BaseModel):
+    """One speaker of a conversation, as `reset` announces it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    """The turns' `speaker`, or their `role` when they name none."""
+    role: str
+    """The role of this speaker's first turn (`user`, `assistant`, ...)."""
+
+
+class Participants(BaseModel):
+    """Who a conversation is between, and whose memory it is (given to `reset` when it asks)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    owner: str | None
+    """The memory's owner / user identity: the speaker of the first `user`-role turn (else the first
+    speaker); libraries keyed by user (mem0's `user_id`, LangMem's namespace) use it."""
+    speakers: tuple[Speaker, ...] = ()
+    """Every speaker, in order of first appearance."""
+
+    @classmethod
+    def of_turns(cls, turns) -> Participants:
+        seen: dict[str, Speaker] = {}
+        for t in turns:
+            name = t.speaker or t.role
+            seen.setdefault(name, Speaker(name=name, role=t.role))
+        users = [s.name for s in seen.values() if s.role == "user"]
+        owner = users[0] if users else next(iter(seen), None)
+        return cls(owner=owner, speakers=tuple(seen.values()))
+
+
+def accepts_participants(cls: type) -> bool:
+    """Whether a class's `reset` takes `participants=` (named, or through **kwargs)."""
+    import inspect
+
+    try:
+        params = inspect.signature(cls.reset).parameters
+    except (TypeError, ValueError, AttributeError):
+        return False
+    return "participants" in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
 
 
 class QueryResult(BaseModel):
@@ -193,6 +240,18 @@ class EmptyOptions(BaseModel):
 EventSink = Callable[[FidelityEvent], None]
 
 
+WHEN_MODEL_IS = "when-model-is"
+"""A `deterministic` value: the system is deterministic when its models are (offline, or temperature 0)."""
+DETERMINISM_VALUES = (True, False, WHEN_MODEL_IS)
+
+
+def expects_determinism(declared: bool | str, *, models_deterministic: bool) -> bool:
+    """Whether identical replays must agree: as declared, or, for `WHEN_MODEL_IS`, as the models are."""
+    if declared not in DETERMINISM_VALUES:
+        raise ValueError(f"deterministic = {declared!r}: expected True, False or {WHEN_MODEL_IS!r}")
+    return models_deterministic if declared == WHEN_MODEL_IS else bool(declared)
+
+
 class MemoryAdapter:
     """Base class for adapters. Subclass it and implement reset, ingest and query."""
 
@@ -208,14 +267,18 @@ class MemoryAdapter:
     """Named maintenance operations the system supports."""
     supports_snapshot: ClassVar[bool] = False
     """Whether snapshot()/restore() work (required for the isolated access policy)."""
-    deterministic: ClassVar[bool] = True
-    """Same inputs give the same outputs (checked by the conformance suite)."""
+    deterministic: ClassVar[bool | str] = True
+    """Same inputs give the same outputs (checked by the conformance suite). `WHEN_MODEL_IS`
+    (`"when-model-is"`): deterministic exactly when the models it is given are (see `expects_determinism`)."""
     answers: ClassVar[bool] = False
     """The system owns an answering stage (system mode)."""
     context_limit: ClassVar[int | None] = None
     """Largest context (tokens) the system returns, if it declares one."""
     honours_budget: ClassVar[bool] = False
     """The system keeps its returned context within `AdapterSetup.retrieval_budget` (checked by conformance)."""
+    distributions: ClassVar[tuple[str, ...]] = ()
+    """Distributions (PyPI names) the adapter wraps, e.g. `("mem0ai", "qdrant-client")`: their installed
+    versions are recorded in the run manifest."""
 
     def __init__(self, setup: AdapterSetup) -> None:
         self.setup = setup
@@ -223,7 +286,8 @@ class MemoryAdapter:
 
     # -- required -------------------------------------------------------------------------
     def reset(self, *, conversation_id: str, now: datetime) -> None:
-        """Empty all state; the next ingest starts a new history."""
+        """Empty all state; the next ingest starts a new history. An adapter whose `reset` also takes
+        `participants: Participants | None = None` is given the conversation's speakers and owner."""
         raise NotImplementedError
 
     def ingest(self, turn: ReplayTurn, *, now: datetime) -> None:

@@ -25,7 +25,14 @@ from lsrep.answer import Answerer, make_answerer
 from lsrep.answer.prompt import build_messages, prompt_tokens
 from lsrep.answering import AnswerPool, Asked, Deferred, answer_concurrency, captured
 from lsrep.context_audit import ContextAudit, audit_context, enforce_budget, fragment_fields
-from lsrep.contract import FidelityEvent, Fragment, QueryResult, ReplayTurn
+from lsrep.contract import (
+    FidelityEvent,
+    Fragment,
+    Participants,
+    QueryResult,
+    ReplayTurn,
+    accepts_participants,
+)
 from lsrep.embed import make_embedder
 from lsrep.harness import CallLog, Guarded, validate_condition
 from lsrep.host import open_adapter
@@ -41,7 +48,7 @@ from lsrep.plan import (
     SessionEndStep,
 )
 from lsrep.protocol.models import Probe
-from lsrep.provenance import TurnIndex
+from lsrep.provenance import TurnIndex, is_derived
 from lsrep.text import estimate_tokens
 from lsrep.unit import UnitResult, UnitTask  # noqa: F401  (re-exported: executors import them from here)
 
@@ -91,6 +98,7 @@ class _Replay:
             retrieval_budget=task.retrieval_budget, embedder=unit_embedder(task, self.memory, make_embedder),
             llm=self.answerer.system_llm(), seed=task.seed, embedding_text=task.embedder.text,
             memory=self.memory,
+            simulated_clock=task.simulated_clock,
         )
         self.guard = Guarded(adapter, self.log)
         self.ingested_hash = ""
@@ -107,8 +115,9 @@ class _Replay:
     def run(self) -> None:
         task = self.task
         first_now = task.plan.sim_times[0] if task.plan.sim_times else None
+        extra = {"participants": Participants.of_turns(self.turns)} if accepts_participants(self.adapter_cls) else {}
         _, _, exc = self.guard.call("reset", self.guard.adapter.reset,
-                                    conversation_id=task.trajectory.trajectory_id, now=first_now)
+                                    conversation_id=task.trajectory.trajectory_id, now=first_now, **extra)
         if exc is not None:
             self.aborted = self.log.record_failure("reset", exc)
         steps = task.plan.steps
@@ -346,6 +355,7 @@ class _Replay:
             "misattributed": 0, "duplicate_citations": 0, "context_sha256": None, "content_recall": None,
             "answer_in_context": None, "stale_in_context": None, "future_in_context": None,
             "system_context_tokens": None, "context_source": None,
+            "citation_precision": None,
         }
 
     def _record_fragments(self, row: dict[str, Any], fragments: list[Fragment], step: CheckpointStep,
@@ -356,6 +366,7 @@ class _Replay:
         # Leaks are counted over everything the system returned, recorded or cut.
         all_frags, audit = returned
         judged = {id(f): (v, c) for f, v, c in zip(all_frags, audit.verdicts, audit.citation_leaks, strict=True)}
+        carried = {id(f): ids for f, ids in zip(all_frags, audit.carried, strict=True)}
         row["proven_leak"] = sum(v.leak or c for v, c in zip(audit.verdicts, audit.citation_leaks, strict=True))
         for rank, frag in enumerate(fragments):
             ids = frag.source_turn_ids
@@ -363,13 +374,14 @@ class _Replay:
             verdict, cites_future = judged[id(frag)]
             n = estimate_tokens(frag.text)
             tokens += n
-            sources.update(ids)
+            sources.update(carried[id(frag)])  # a citation counts only where the text carries the turn
             row["unattributed"] += not ids
             self.fragments.append({
                 "obs_id": obs_id, "rank": rank, "text": frag.text, "source_turn_ids": _json_list(ids),
                 "tokens": n, "mechanisms": _json_list(frag.mechanisms), "kind": frag.kind, "score": frag.score,
                 "leak": int(verdict.leak or cites_future), "unknown_source": int(unknown),
                 **fragment_fields(verdict, self.turn_ids),
+                "derived": int(is_derived(frag)), "carried_turn_ids": _json_list(carried[id(frag)]),
             })
         row["n_fragments"], row["context_tokens"] = len(fragments), tokens
         evidence = json.loads(row["evidence_ids"])
@@ -420,6 +432,8 @@ class _Replay:
             "events": self.log.events, "maintenance": self.maintenance, "failures": self.log.failures,
             "judgements": self.judgements, "llm_calls": self.llm_calls,
             "memory_calls": self.memory.book.rows, "ingests": self.ingests,
+            "adapter_logs": [{"run_id": task.run_id, "unit_id": task.unit_id, "condition": task.condition, **r}
+                             for r in getattr(self.guard.adapter, "host_diagnostics", ())],
         })
 
 

@@ -18,7 +18,9 @@ Integrity counts (each an alarm when non-zero; docs/integrity.md says what each 
   budget although the system declares `honours_budget`.
 
 Evidence (means over the observations where each applies; `n` says how many): `recall`
-(content-based evidence recall), `answer_in_context`, `stale_in_context`, `future_in_context`.
+(content-based evidence recall), `answer_in_context`, `stale_in_context`, `future_in_context`, and
+`citation_precision` (mean over observations whose context cites turns: the share of citations
+whose turn content the citing fragment carries, `lsrep.context_audit`).
 """
 
 from __future__ import annotations
@@ -32,9 +34,10 @@ INTEGRITY_KEYS: tuple[str, ...] = (
     "proven_leaks", "unsourced", "misattributed", "duplicate_citations", "nondeterministic_checkpoints",
     "budget_violations",
 )
-EVIDENCE_KEYS: tuple[str, ...] = ("recall", "answer_in_context", "stale_in_context", "future_in_context")
+EVIDENCE_KEYS: tuple[str, ...] = ("recall", "answer_in_context", "stale_in_context", "future_in_context",
+                                  "citation_precision")
 _EVIDENCE_COLUMNS = dict(zip(EVIDENCE_KEYS, ("content_recall", "answer_in_context", "stale_in_context",
-                                             "future_in_context"), strict=True))
+                                             "future_in_context", "citation_precision"), strict=True))
 
 
 def _conditions(store: RunStore, run_id: str) -> list[str]:
@@ -109,14 +112,15 @@ def evidence_records(store: RunStore, run_id: str) -> dict[str, dict[str, Any]]:
         "select condition, avg(content_recall) recall, count(content_recall) n_recall, "
         "avg(answer_in_context) answer, count(answer_in_context) n_answer, "
         "avg(stale_in_context) stale, count(stale_in_context) n_stale, "
-        "avg(future_in_context) future, count(future_in_context) n_future "
+        "avg(future_in_context) future, count(future_in_context) n_future, "
+        "avg(citation_precision) precision, count(citation_precision) n_precision "
         "from observations where run_id = ? group by condition", [run_id],
     ):
         out[r["condition"]] = {
             "recall": r["recall"], "answer_in_context": r["answer"], "stale_in_context": r["stale"],
-            "future_in_context": r["future"],
+            "future_in_context": r["future"], "citation_precision": r["precision"],
             "n": {"recall": r["n_recall"], "answer_in_context": r["n_answer"], "stale_in_context": r["n_stale"],
-                  "future_in_context": r["n_future"]},
+                  "future_in_context": r["n_future"], "citation_precision": r["n_precision"]},
         }
     return out
 

@@ -245,3 +245,22 @@ def m011_memory_calls(db: sqlite_utils.Database) -> None:
         pk=("run_id", "unit_id", "seq"),
     )
     db["ingests"].create_index(["run_id", "condition"])
+
+
+@migration
+def m012_citation_precision(db: sqlite_utils.Database) -> None:
+    # Provenance of derived memories: per fragment, whether it declares derived text and which cited
+    # turns its text carries; per observation, the share of citations whose turn the text carries.
+    db["observations"].add_column("citation_precision", float)
+    db["fragments"].add_column("derived", int)
+    db["fragments"].add_column("carried_turn_ids", str)
+
+
+@migration
+def m013_adapter_logs(db: sqlite_utils.Database) -> None:
+    # Warnings and log records (WARNING+) an adapter emitted in its host, per unit (lsrep.host.capture).
+    db["adapter_logs"].create(
+        {"run_id": str, "unit_id": str, "condition": str, "kind": str, "source": str, "level": str,
+         "message": str, "count": int, "method": str},
+    )
+    db["adapter_logs"].create_index(["run_id", "condition"])

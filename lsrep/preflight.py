@@ -79,6 +79,9 @@ def prepare_run(path: Path | str, store_path: Path | str | None = None, *, overr
     _register_endpoint_keys(campaign)
     _check_memory_models(campaign)
     manifest["adapter_host"] = describe_host(host_mode)
+    from lsrep.host.clock import describe_clock
+
+    manifest["clock"] = describe_clock(host_mode, campaign.spec.simulated_clock)
     if limit is not None:
         manifest["limit"] = limit
     identity: dict[str, Any] = {k: v["sha256"] for k, v in manifest["inputs"].items()}

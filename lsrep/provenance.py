@@ -54,13 +54,23 @@ COMMON_POSTINGS = 32
 ranking the best-matching turn; evidence presence still counts them."""
 SENTENCE_MIN_TOKENS = 4
 """...or when one of its sentences with at least this many content tokens is there whole."""
+CARRIED_MIN_WORDS = 2
+"""Citation precision: a fragment carries a cited turn's content when it shares at least this many
+distinct content words with the turn (fewer if the fragment has fewer), leaving out words said in
+more than `COMMON_POSTINGS` turns, or when the turn's content is in it as evidence counts it."""
 
 DERIVED_KINDS: frozenset[str] = frozenset({
     "summary", "summaries", "fact", "facts", "derived", "extracted", "profile", "reflection", "insight",
     "slot", "note", "notes",
 })
 """Fragment kinds that declare derived text (summaries, extracted facts): exempt from
-`unsourced`, still checked for leaks and misattribution."""
+`unsourced`, still checked for leaks and misattribution. A fragment may also declare itself
+derived whatever its kind (`Fragment.derived = True`), see `is_derived`."""
+
+
+def is_derived(fragment) -> bool:
+    """Whether a fragment declares derived text: `derived = True`, or a kind in `DERIVED_KINDS`."""
+    return bool(getattr(fragment, "derived", False)) or fragment.kind in DERIVED_KINDS
 
 _DATED_GROUP = re.compile(r"[\[(][^\[\]()\n]*?\d{4}-\d{2}-\d{2}[^\[\]()\n]*[\])]")
 """A bracketed or parenthesised group holding a date: rendering metadata ("(source: turn 8, 2023-05-08)")."""
@@ -291,6 +301,27 @@ class TurnIndex:
         misattributed = bool(cited) and matched >= min(2, total) and in_cited / matched < ATTRIBUTED_MIN_SHARE
         best = max(per_turn.items(), key=lambda kv: (kv[1], -kv[0]))[0] if per_turn else None
         return FragmentVerdict(total, share, leak_turn, leak_n, unsourced, misattributed, best)
+
+    # -- citations -----------------------------------------------------------------------------
+    def carried(self, text: str, cited: Iterable[int]) -> tuple[int, ...]:
+        """The cited turn positions whose content the text carries (see `CARRIED_MIN_WORDS`).
+
+        Verbatim and derived text alike: an extracted fact carries the words of the turn it was
+        extracted from, not those of the other turns of its session that an over-citing adapter
+        names; a patched memory no longer carries the words the patch replaced."""
+        wanted = sorted({c for c in cited if 0 <= c < len(self.turn_tokens)})
+        if not wanted:
+            return ()
+        words = {t for t in self.analyse(text).tokens
+                 if len(self.postings.get((t,), ())) <= COMMON_POSTINGS}
+        need = min(CARRIED_MIN_WORDS, len(words))
+        out = []
+        for c in wanted:
+            if need and len(words & self.turn_tokens[c]) >= need:
+                out.append(c)
+            elif self.turns_in_context([c], (text,)):
+                out.append(c)
+        return tuple(out)
 
     # -- evidence ------------------------------------------------------------------------------
     def turns_in_context(self, turns: Iterable[int], texts: tuple[str, ...]) -> set[int]:

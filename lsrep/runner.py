@@ -22,6 +22,7 @@ from typing import Any
 
 from lsrep import __version__
 from lsrep.answer import make_answerer
+from lsrep.contract import DETERMINISM_VALUES, WHEN_MODEL_IS, expects_determinism
 from lsrep.embed import make_embedder
 from lsrep.engine import UnitTask, unit_seed
 from lsrep.errors import ConfigError
@@ -97,6 +98,10 @@ def validate_campaign(campaign: LoadedCampaign) -> dict[str, Any]:
                 f"which {cond.system!r} does not support (refusing rather than falling back)"
             )
         mode = cond.answer_mode or spec.answer_mode
+        if cls.deterministic not in DETERMINISM_VALUES:
+            raise ConfigError(f"condition {cond.name!r}: {cls.__qualname__}.deterministic = {cls.deterministic!r}; "
+                              f"expected True, False or {WHEN_MODEL_IS!r}")
+        models = models_deterministic(spec, cond)
         if mode == "system" and not cls.answers:
             raise ConfigError(f"condition {cond.name!r}: system mode, but {cond.system!r} has no answering stage")
         described[cond.name] = {
@@ -108,8 +113,24 @@ def validate_campaign(campaign: LoadedCampaign) -> dict[str, Any]:
             "mechanism_stages": {m.name: list(m.stages) for m in cls.mechanisms if m.stages},
             "maintenance_operations": sorted(cls.maintenance_operations),
             "honours_budget": cls.honours_budget, "deterministic": cls.deterministic,
+            "models_deterministic": models,
+            "distributions": distribution_versions(tuple(getattr(cls, "distributions", ()))),
+            "deterministic_expected": expects_determinism(cls.deterministic, models_deterministic=models),
         }
     return described
+
+
+def models_deterministic(spec: Any, cond: Any) -> bool:
+    """Whether the models a condition's system is given reply deterministically: none, offline ones,
+    or endpoints at temperature 0 (as the answerer's cache treats them). Decides `WHEN_MODEL_IS`."""
+    models = [spec.answerer] + [getattr(x, "memory_llm", None) for x in (cond, spec)]
+    for m in models:
+        if m is None or getattr(m, "kind", None) in ("extractive", "offline"):
+            continue
+        endpoint = getattr(m, "endpoint", None) or m
+        if float(getattr(endpoint, "temperature", 0.0) or 0.0) > 0:
+            return False
+    return True
 
 
 def plan_all(campaign: LoadedCampaign, inputs) -> dict[tuple[str, str], tuple[ReplayPlan, str]]:
@@ -143,10 +164,13 @@ def build_manifest(campaign: LoadedCampaign, conditions: dict[str, Any], plans) 
         "judges": [{"name": "deterministic", "version": "1", "kind": "deterministic"}]
         + [j.model_dump(mode="json", exclude={"endpoint"}) | _endpoint_public(j.endpoint) for j in spec.judges],
         "plans": {f"{c}/{t}": d for (c, t), (_, d) in sorted(plans.items())},
-        "packages": _package_versions(),
+        "packages": _package_versions() | {
+            name: version for c in conditions.values() for name, version in c.get("distributions", {}).items()},
         "python": sys.version.split()[0],
         "platform": platform.platform(),
-        "git_revision": _git_revision(campaign.path.parent),
+        # LSREP's own source revision (where the harness was installed from), not the campaign's.
+        "git_revision": lsrep_revision(),
+        "campaign_git_revision": _git_revision(campaign.path.parent),
     }
 
 
@@ -194,6 +218,34 @@ def _package_versions() -> dict[str, str]:
         except metadata.PackageNotFoundError:
             out[name] = "not installed"
     return out
+
+
+def distribution_versions(names: tuple[str, ...]) -> dict[str, str]:
+    """Installed versions of the distributions an adapter declares (`MemoryAdapter.distributions`)."""
+    out = {}
+    for name in names:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = "not installed"
+    return out
+
+
+def lsrep_revision() -> str | None:
+    """The git revision of LSREP's own source (`-dirty` when it has uncommitted changes), or None
+    when LSREP was not installed from a git checkout."""
+    import lsrep
+
+    where = Path(lsrep.__file__).resolve().parent
+    revision = _git_revision(where)
+    if revision is None:
+        return None
+    try:
+        res = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=where,
+                             capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return revision
+    return f"{revision}-dirty" if res.returncode == 0 and res.stdout.strip() else revision
 
 
 def _git_revision(where: Path) -> str | None:
@@ -320,6 +372,7 @@ def _tasks(run_id: str, campaign: LoadedCampaign, inputs, plans, store_path: Pat
                     enforce_budget=spec.enforce_budget, memory_llm=cond.memory_llm or spec.memory_llm,
                     memory_embedder=cond.memory_embedder or spec.memory_embedder,
                     state_digests=spec.repetitions > 1 or schedule.access == "isolated",
+                    simulated_clock=spec.simulated_clock,
                 ))
     return tasks
 

@@ -178,7 +178,8 @@ class RunStore:
         """Write a finished unit and all its rows in one transaction (replacing a partial one)."""
         run_id, unit_id = unit["run_id"], unit["unit_id"]
         with self.db.conn:
-            for table in ("checkpoints", "events", "maintenance", "failures", "memory_calls", "ingests"):
+            for table in ("checkpoints", "events", "maintenance", "failures", "memory_calls", "ingests",
+                          "adapter_logs"):
                 self.db.execute(f"delete from {table} where run_id = ? and unit_id = ?", [run_id, unit_id])
             obs_ids = [r["obs_id"] for r in self.db.query(
                 "select obs_id from observations where run_id = ? and unit_id = ?", [run_id, unit_id]

@@ -39,6 +39,8 @@ class UnitTask:
     """`--refresh-cache`: cached model replies older than this instant are not used."""
     adapter_host: str = "process"
     """Where the adapter runs: its own host process (default) or `in-process` (debugging)."""
+    simulated_clock: bool | str = True
+    """Patch the host's wall clock to each call's simulated `now` (lsrep.host.clock)."""
     enforce_budget: bool = False
     """Cut each returned context to `retrieval_budget` before answering (the cut is recorded)."""
     context_format: str = "harness"

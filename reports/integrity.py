@@ -9,6 +9,7 @@ from collections import Counter, defaultdict
 from typing import Any
 
 from lsrep.reports import panels, provenance
+from lsrep.reports.adapter_logs import adapter_log_blocks
 from lsrep.reports.common import Context, clip, expected_text, group
 from lsrep.reports.quality import aligned, comparisons
 from lsrep.reports.tree import Callout, Column, Facts, Section, Table
@@ -381,6 +382,16 @@ def _spread(pairs: list[tuple[dict[str, Any], dict[str, Any]]], limit: int) -> l
     return out
 
 
+def _clock(m: dict) -> str:
+    clock = m.get("clock")
+    if not clock:
+        return "—"
+    if clock.get("mode") == "simulated":
+        how = "frozen per call" if clock.get("frozen", True) else "ticking from each call's now"
+        return f"simulated in the adapter host ({clock.get('patch')}, {how})"
+    return f"wall clock ({clock.get('reason')})"
+
+
 def _adapter_host(m: dict) -> str:
     host = m.get("adapter_host")
     if not host:
@@ -397,7 +408,9 @@ def manifest(ctx: Context) -> Section:
         ("Description", camp.get("description", ""), "text"), ("Status", run["status"], "code"),
         ("Created", run["created_at"], "text"), ("Finished", run.get("finished_at") or "—", "text"),
         ("Inputs digest", run.get("campaign_sha256"), "digest"), ("Plan digest", run.get("plan_digest"), "digest"),
-        ("Git revision", m.get("git_revision") or "—", "digest"), ("LSREP", m.get("lsrep_version"), "code"),
+        ("LSREP revision", m.get("git_revision") or "—", "digest"), ("LSREP", m.get("lsrep_version"), "code"),
+        ("Campaign folder revision", m.get("campaign_git_revision") or "—", "digest"),
+        ("Clock", _clock(m), "text"),
         ("Python", m.get("python"), "code"), ("Platform", m.get("platform"), "code"),
         ("Seed", camp.get("seed"), "code"), ("Repetitions", camp.get("repetitions"), "int"),
         ("Answer mode", camp.get("answer_mode"), "code"), ("Embedder", m.get("embedder"), "code"),
@@ -448,6 +461,7 @@ def manifest(ctx: Context) -> Section:
         Table((Column("package", "Package", "code"), Column("version", "Version", "code")), packages,
               caption="Package versions"),
     ]
+    blocks += adapter_log_blocks(ctx)
     if data.llm_calls:
         blocks.append(Table(
             (Column("purpose", "Purpose", "code"), Column("model", "Model", "code"), Column("status", "Status", "code"),

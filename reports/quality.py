@@ -402,8 +402,9 @@ def evidence(ctx: Context) -> Section:
         Column("acc_partial", "Accuracy | evidence missing", "rate_estimate"),
     )
     blocks: list = [Table(columns, tuple(rows), notes=(
-        "Evidence recall = share of the in-force version's evidence turns among the context's cited source "
-        "turns (the adapter's claim; the reader-free table below decides by content); observations whose expectation has no evidence (abstention) are left out.",
+        "Evidence recall = share of the in-force version's evidence turns among the turns the context cites "
+        "and carries (a citation counts only when the citing fragment's text carries the turn's content, so "
+        "citing more turns cannot raise it; the reader-free table below decides by content alone); observations whose expectation has no evidence (abstention) are left out.",
         ctx.settings.boot_note))]
     blocks += provenance.evidence_blocks(ctx)
     gold = _retrieval_gold(ctx)

@@ -35,6 +35,9 @@ def register(sub, command) -> None:
                              "(default: the deterministic responder), `none`, or a JSON object of the campaign "
                              "table's keys, e.g. '{\"base_url\": \"http://127.0.0.1:8080/v1\", \"model\": \"m\", "
                              "\"api_key_env\": \"\"}'")
+    cp.add_argument("--wall-clock", action="store_true",
+                    help="leave the host's wall clock unpatched (by default a system reading datetime.now or "
+                         "time.time sees the simulated now, as in a campaign; see lsrep.host.clock)")
     actions.add_parser("checks", help="list the conformance checks and what each catches")
     command("adapters")(cmd_adapters)
 
@@ -77,12 +80,14 @@ def cmd_adapters(args: argparse.Namespace) -> int:
     memory = check_relay(parse_table("--memory-llm", args.memory_llm),
                          parse_table("--memory-embedder", args.memory_embedder))
     report = run_conformance(args.system, parse_options(args.option), checks=args.check,
-                             adapter_host=args.adapter_host, memory=memory if memory.active else None)
+                             adapter_host=args.adapter_host, memory=memory if memory.active else None,
+                             simulated_clock=not args.wall_clock)
     if args.json:
         print(json.dumps(report.model_dump(mode="json") | {"ok": report.ok}, indent=2))
         return 0 if report.ok else 1
     print(f"conformance of {report.system} ({report.adapter}), options {json.dumps(report.options, sort_keys=True)}, "
-          f"adapter host: {report.adapter_host}, memory model: {_memory_label(memory)}")
+          f"adapter host: {report.adapter_host}, memory model: {_memory_label(memory)}, "
+          f"clock: {'simulated' if report.simulated_clock else 'wall'}")
     width = max(len(name) for name in CHECKS) + 2
     print(f"{'check':<{width}}{'result':<9}reason")
     print(f"{'-' * (width - 2):<{width}}{'-' * 7:<9}{'-' * 6}")

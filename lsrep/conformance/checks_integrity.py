@@ -282,5 +282,38 @@ def check_no_wall_clock(s: Subject) -> tuple[Status, str]:
                 if carries_date(text, d):
                     return _failed(f"{phase} {q!r} returns the machine's date {d.isoformat()} (the scenario is in "
                                    f"{min(scenario_days):%B %Y}): the system reads the wall clock")
-    return _passed("no returned text carries the machine's date")
+    if s.adapter_host != "process":
+        return _passed("no returned text carries the machine's date (in-process: no shifted-clock replay)")
+    return _shifted_clock(s, rep)
+
+
+def _shifted_clock(s: Subject, rep: Replay) -> tuple[Status, str]:
+    """Replay with the host's machine clock moved (lsrep.host.clock.MACHINE_SHIFT): what the system
+    stored (state digest), returned and sent to its models must not change."""
+    from lsrep.host.clock import MACHINE_SHIFT
+
+    shifted = s.replay("shifted")
+    what = _clock_difference(rep, shifted)
+    if what is None:
+        how = "simulated clock" if s.simulated_clock else "wall clock"
+        return _passed(f"no returned text carries the machine's date, and a replay with the machine clock moved "
+                       f"{MACHINE_SHIFT.days} days changes nothing it stores, returns or sends ({how})")
+    again = s.replay("b")
+    if _clock_difference(rep, again) is not None:
+        return _skipped(f"the replay with the machine clock moved differs in {what}, but so do two identical "
+                        "replays: wall-clock dependence cannot be told from nondeterminism")
+    return _failed(f"moving the machine clock {MACHINE_SHIFT.days} days changes {what}: the system reads the wall "
+                   "clock instead of the simulated `now`")
+
+
+def _clock_difference(a: Replay, b: Replay) -> str | None:
+    if (a.digest_mid, a.digest_end) != (b.digest_mid, b.digest_end):
+        return "the state digest"
+    q = _differs(a.mid, b.mid) or _differs(a.end, b.end)
+    if q is not None:
+        return f"the result of {q}"
+    if a.traffic != b.traffic:
+        changed = sum(x != y for x, y in zip(a.traffic, b.traffic, strict=False))
+        return f"what it sends to its models ({changed} of {max(len(a.traffic), len(b.traffic))} request(s))"
+    return None
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import re
 import tempfile
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
@@ -24,13 +25,17 @@ from lsrep.conformance.scenario import (
 from lsrep.contract import (
     FidelityEvent,
     MemoryAdapter,
+    Participants,
     QueryResult,
     ReplayTurn,
     SnapshotNotSupported,
+    accepts_participants,
+    expects_determinism,
 )
 from lsrep.embed.hashing import HashingEmbedder
 from lsrep.harness import build_adapter, validate_condition
 from lsrep.host import check_mode
+from lsrep.host.client import HostProcess
 from lsrep.text import estimate_tokens
 
 
@@ -64,6 +69,8 @@ class ConformanceReport(BaseModel):
     """Where the adapter ran: its own host process (the default) or `in-process`."""
     memory_calls: int = 0
     """Memory-side model calls the adapter made through its gateway during the suite."""
+    simulated_clock: bool = True
+    """Whether the host's wall clock read the simulated `now` (lsrep.host.clock)."""
 
     @property
     def ok(self) -> bool:
@@ -102,7 +109,9 @@ class Instance:
         """The turn being ingested (so a failure can name it)."""
 
     def start(self, history: Sequence[ReplayTurn]) -> None:
-        self.adapter.reset(conversation_id=CONVERSATION, now=history[0].timestamp)
+        cls = getattr(self.adapter, "cls", type(self.adapter))  # a hosted adapter names its class
+        extra = {"participants": Participants.of_turns(history)} if accepts_participants(cls) else {}
+        self.adapter.reset(conversation_id=CONVERSATION, now=history[0].timestamp, **extra)
         self.last = None
 
     def feed(self, turns: Sequence[ReplayTurn], *, redeliver: bool = False, maintenance: bool = True) -> None:
@@ -155,6 +164,8 @@ class Replay:
     digest_mid: str | None
     digest_end: str | None
     events: tuple[FidelityEvent, ...]
+    traffic: tuple[str, ...] = ()
+    """What the system sent out of its host during the replay (model and embedding calls), as JSON."""
 
     def results(self) -> list[tuple[str, str, QueryResult]]:
         return [("midpoint", q, r) for q, r in self.mid.items()] + [("end", q, r) for q, r in self.end.items()]
@@ -173,20 +184,30 @@ class Subject:
     """The adapter under test: builds fresh instances in a private folder and memoises clean replays."""
 
     def __init__(self, system: str, options: dict[str, Any] | None = None, adapter_host: str = "process",
-                 memory: Any = None) -> None:
+                 memory: Any = None, simulated_clock: bool = True) -> None:
         self.system = system
         self.memory = memory
         """The memory-model relay (`lsrep.memory_model.checking.check_relay`), or None: no memory model."""
+        self.simulated_clock = simulated_clock
+        """Patch the host's wall clock to the simulated `now` (lsrep.host.clock), as a campaign does."""
         self.options = dict(options or {})
         self.cls, self.validated = validate_condition(system, self.options, (), CONDITION)
         self.adapter_host = check_mode(adapter_host)
         self._host: Any = None
+        self._hosts: dict[bool, Any] = {}
         self._tmp = tempfile.TemporaryDirectory(prefix="lsrep-conformance-")
         self.workdir = self._tmp.name
         self._instances: list[Instance] = []
         self._replays: dict[str, Replay | BaseException] = {}
 
-    def build(self, *, retrieval_budget: int | None = None, disable: tuple[str, ...] = ()) -> Instance:
+    @property
+    def expects_determinism(self) -> bool:
+        """Whether identical replays must agree. The suite gives the adapter no model or an offline one,
+        so a system deterministic `WHEN_MODEL_IS` must be deterministic here."""
+        return expects_determinism(self.cls.deterministic, models_deterministic=True)
+
+    def build(self, *, retrieval_budget: int | None = None, disable: tuple[str, ...] = (),
+              shifted: bool = False) -> Instance:
         cls, opts = validate_condition(self.system, self.options, disable, CONDITION)
         state_dir = Path(self._tmp.name) / f"instance-{len(self._instances)}"
         state_dir.mkdir()
@@ -202,26 +223,36 @@ class Subject:
 
                 adapter = build_attributed(build, self.memory)
         else:
-            adapter = self._hosted(cls, disable, retrieval_budget)
+            adapter = self._hosted(cls, disable, retrieval_budget, shifted)
         inst = Instance(adapter)
         self._instances.append(inst)
         return inst
 
-    def _hosted(self, cls: type[MemoryAdapter], disable: tuple[str, ...], retrieval_budget: int | None) -> Any:
-        # One host process for the whole suite; every instance is built fresh inside it.
-        from lsrep.host.client import HostedAdapter, HostProcess, import_path
+    def _hosted(self, cls: type[MemoryAdapter], disable: tuple[str, ...], retrieval_budget: int | None,
+                shifted: bool = False) -> Any:
+        # One host process for the whole suite (and one whose machine clock is shifted, for
+        # `no_wall_clock`); every instance is built fresh inside it.
+        from lsrep.host.client import HostedAdapter, import_path
+        from lsrep.host.clock import hooks
 
-        if self._host is None:
-            self._host = HostProcess(embedder=HashingEmbedder(), preload=cls.__module__, memory=self.memory)
-            self._host.start_path(import_path(cls))
-        return HostedAdapter(self._host, cls, options=self.options, disable=disable,
+        if shifted not in self._hosts:
+            host = self._hosts[shifted] = RecordingHost(embedder=HashingEmbedder(), preload=cls.__module__,
+                                                          memory=self.memory)
+            host.start_path(import_path(cls), hooks(self.simulated_clock, shifted=shifted))
+            if not shifted:
+                self._host = host
+        return HostedAdapter(self._hosts[shifted], cls, options=self.options, disable=disable,
                              retrieval_budget=retrieval_budget, seed=SEED, owns_host=False)
 
     def replay(self, label: str) -> Replay:
         """A clean replay in its own instance; `a` and `b` are two identical ones."""
         if label not in self._replays:
             try:
-                self._replays[label] = replay_scenario(self.build())
+                inst = self.build(shifted=label == "shifted")
+                host = getattr(inst.adapter, "host", None)
+                start = len(getattr(host, "traffic", ()))
+                rep = replay_scenario(inst)
+                self._replays[label] = replace(rep, traffic=tuple(getattr(host, "traffic", ())[start:]))
             except Exception as exc:  # noqa: BLE001 - reported by every check that needs it
                 self._replays[label] = exc
         got = self._replays[label]
@@ -235,8 +266,8 @@ class Subject:
                 inst.adapter.close()
             except Exception:  # noqa: BLE001, S110 - closing is best effort once the verdicts are in
                 pass
-        if self._host is not None:
-            self._host.close()
+        for host in self._hosts.values():
+            host.close()
         self._tmp.cleanup()
 
 
@@ -299,3 +330,15 @@ def check(name: str, catches: str, example: str = ""):
         return fn
 
     return wrap
+
+
+class RecordingHost(HostProcess):
+    """A host process that also keeps every request its adapter sent out (model, embedding calls)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        self.traffic: list[str] = []
+        super().__init__(**kwargs)
+
+    def _serve_callback(self, request: dict[str, Any]) -> dict[str, Any]:
+        self.traffic.append(json.dumps(request, sort_keys=True, default=str))
+        return super()._serve_callback(request)

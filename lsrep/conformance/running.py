@@ -53,15 +53,17 @@ def select_checks(names: Iterable[str] | None) -> list[Check]:
 
 def run_conformance(system: str, options: dict[str, Any] | None = None,
                     checks: Iterable[str] | None = None, adapter_host: str = "process",
-                    memory: Any = None) -> ConformanceReport:
+                    memory: Any = None, simulated_clock: bool = True) -> ConformanceReport:
     """Check one adapter (registered name or `module:Class`) with the given options.
 
     The adapter runs in an adapter host process, as in a campaign (`adapter_host="in-process"`
     builds it in this process instead, for debugging). `memory` is the memory-model relay the
     adapter's `setup.memory_llm` / `setup.memory_embedder` reach (None: it gets none).
+    `simulated_clock=False` leaves the host's wall clock unpatched (lsrep.host.clock), to show what
+    a system that reads it does.
     """
     selected = [c.name for c in select_checks(checks)]
-    subject = Subject(system, options, adapter_host, memory=memory)
+    subject = Subject(system, options, adapter_host, memory=memory, simulated_clock=simulated_clock)
     try:
         results = run_checks(subject, selected)
     finally:
@@ -70,4 +72,5 @@ def run_conformance(system: str, options: dict[str, Any] | None = None,
     return ConformanceReport(system=system, adapter=f"{cls.__module__}:{cls.__qualname__}",
                              options=subject.validated.model_dump(mode="json"), results=results,
                              adapter_host=subject.adapter_host,
-                             memory_calls=len(memory.book.rows) if memory is not None else 0)
+                             memory_calls=len(memory.book.rows) if memory is not None else 0,
+                             simulated_clock=simulated_clock)

@@ -28,12 +28,14 @@ def check_mode(mode: str) -> str:
 
 def open_adapter(mode: str, cls: type, options: Any, raw_options: dict[str, Any], *, disable: tuple[str, ...],
                  state_dir: Path, retrieval_budget: int | None, embedder: Any, llm: Any, seed: int,
-                 embedding_text: str = "content", memory: Any = None) -> Any:
+                 embedding_text: str = "content", memory: Any = None, simulated_clock: bool | str = True) -> Any:
     """The adapter for a unit: a HostedAdapter (`process`) or the adapter itself (`in-process`).
 
     `options` is the validated Options instance (used in-process); the host re-validates
     `raw_options`, the condition's options as written. `memory` is the unit's memory-model relay
     (`lsrep.memory_model.relay.MemoryRelay`) when the condition gives its system a model.
+    `simulated_clock` patches the host's wall clock to each call's `now` (lsrep.host.clock; not
+    in-process).
     """
     if check_mode(mode) == "in-process":
         from functools import partial
@@ -49,9 +51,11 @@ def open_adapter(mode: str, cls: type, options: Any, raw_options: dict[str, Any]
 
         return build_attributed(build, memory)
     from lsrep.host.client import open_hosted
+    from lsrep.host.clock import hooks
 
     return open_hosted(cls, raw_options, disable=disable, retrieval_budget=retrieval_budget, embedder=embedder,
-                       llm=llm, seed=seed, embedding_text=embedding_text, memory=memory)
+                       llm=llm, seed=seed, embedding_text=embedding_text, memory=memory,
+                       hooks=hooks(simulated_clock))
 
 
 def describe_host(mode: str) -> dict[str, Any]:

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from lsrep.contract import EventSink, FidelityEvent, MechanismSpec, MemoryAdapter
+from lsrep.host.capture import merge as merge_diagnostics
 from lsrep.host.wire import (
     DEFAULT_TIMEOUT_S,
     HostDied,
@@ -307,6 +308,9 @@ class HostedAdapter:
         if memory is not None:
             memory.end()
         self.instance = built["instance"]
+        self.host_diagnostics: list[dict[str, Any]] = []
+        """Warnings and log records the adapter emitted (lsrep.host.capture), merged over its calls."""
+        merge_diagnostics(self.host_diagnostics, built.get("diagnostics", []))
         caps = built["capabilities"]
         self.maintenance_operations = frozenset(caps["maintenance_operations"] or ())
         self.supports_snapshot, self.deterministic = caps["supports_snapshot"], caps["deterministic"]
@@ -314,8 +318,11 @@ class HostedAdapter:
         self.honours_budget = caps["honours_budget"]
 
     # -- the adapter's methods -------------------------------------------------------------------
-    def reset(self, *, conversation_id: str, now) -> None:
-        return self._call("reset", (), {"conversation_id": conversation_id, "now": now})
+    def reset(self, *, conversation_id: str, now, participants=None) -> None:
+        kwargs = {"conversation_id": conversation_id, "now": now}
+        if participants is not None:  # only to an adapter whose reset takes it (the engine checks)
+            kwargs["participants"] = participants
+        return self._call("reset", (), kwargs)
 
     def ingest(self, turn, *, now) -> None:
         return self._call("ingest", (turn,), {"now": now})
@@ -420,6 +427,7 @@ class HostedAdapter:
                 if memory is not None:
                     memory.end()
         self.last_ms = float(reply.get("ms", 0.0))
+        merge_diagnostics(self.host_diagnostics, reply.get("diagnostics", []))
         if self._sink is not None:
             for event in reply.get("events", ()):
                 self._sink(FidelityEvent.model_validate(event))

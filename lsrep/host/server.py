@@ -157,11 +157,14 @@ class Host:
             embedding_text=message.get("embedding_text", "content"),
             memory_llm=memory_llm, memory_embedder=memory_embedder,
         )
-        adapter = cls(setup)
+        from lsrep.host.capture import Capture
+
+        with Capture("build") as captured:
+            adapter = cls(setup)
         adapter.bind_events(self._record_event)
         self.instances[ident] = adapter
         caps = {name: _capability(adapter, name) for name in CAPABILITIES}
-        return {"ok": {"instance": ident, "capabilities": caps}}
+        return {"ok": {"instance": ident, "capabilities": caps, "diagnostics": captured.rows()}}
 
     def _memory_model(self, spec: dict[str, Any] | None) -> tuple[Any, Any]:
         """The memory-side handles: a gateway in this process relaying over the pipes to the harness."""
@@ -211,14 +214,19 @@ class Host:
             args = [self.snapshots[args[0]["$snap"]] if isinstance(args[0], dict) else args[0]]
         context = {"method": method, "now": kwargs.get("now")}
         self.events = []
+        from lsrep.host.capture import Capture
+
+        captured = Capture(method)
         start = time.perf_counter()
         try:
             with contextlib.ExitStack() as stack:
                 for hook in CALL_HOOKS:
                     stack.enter_context(hook(context))
+                stack.enter_context(captured)
                 result = getattr(adapter, method)(*args, **kwargs)
         except Exception as exc:  # noqa: BLE001 - the harness turns it into a failure row
-            return {"error": describe_exception(exc), "events": self.events, "ms": _ms(start)}
+            return {"error": describe_exception(exc), "events": self.events, "ms": _ms(start),
+                    "diagnostics": captured.rows()}
         if method == "snapshot":
             handle = self.next_snapshot
             self.next_snapshot += 1
@@ -226,7 +234,7 @@ class Host:
             value: Any = {"$snap": handle}
         else:
             value = encode(result)
-        return {"ok": value, "events": self.events, "ms": _ms(start)}
+        return {"ok": value, "events": self.events, "ms": _ms(start), "diagnostics": captured.rows()}
 
     def _record_event(self, event: Any) -> None:
         import json

@@ -16,7 +16,7 @@ from datetime import datetime
 from multiprocessing.connection import Connection
 from typing import Any
 
-from lsrep.contract import QueryResult, ReplayTurn, SnapshotNotSupported
+from lsrep.contract import Participants, QueryResult, ReplayTurn, SnapshotNotSupported
 
 DEFAULT_TIMEOUT_S = 600.0
 """Longest wait for any one message from the host (a call, or one model call it makes)."""
@@ -59,6 +59,8 @@ def encode(value: Any) -> Any:
             return {"$dt": value.isoformat()}
         case ReplayTurn():
             return {"$turn": value.model_dump(mode="json")}
+        case Participants():
+            return {"$participants": value.model_dump(mode="json")}
         case QueryResult():
             try:
                 # pydantic-core writes (and the harness parses) this much faster than via dicts.
@@ -83,6 +85,8 @@ def decode(value: Any) -> Any:
                     return datetime.fromisoformat(body)
                 case "$turn":
                     return ReplayTurn.model_validate(body)
+                case "$participants":
+                    return Participants.model_validate(body)
                 case "$query":
                     return QueryResult.model_validate(body)
                 case "$query_json":

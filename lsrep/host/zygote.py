@@ -31,7 +31,11 @@ PRELOAD = ("lsrep.host.server", "lsrep.contract", "lsrep.embed.hashing", "numpy"
 def _readline(sock: socket.socket) -> tuple[dict | None, list[int]]:
     data, fds = b"", []
     while not data.endswith(b"\n"):
-        chunk, got, _, _ = socket.recv_fds(sock, 65536, 4)
+        try:
+            chunk, got, _, _ = socket.recv_fds(sock, 65536, 4)
+        except ConnectionResetError:
+            # The harness went away with a reply unread (e.g. Ctrl-C mid-request): end of file too.
+            return None, fds
         if not chunk:
             return None, fds
         data += chunk

@@ -17,6 +17,8 @@ class AttributedAdapter:
 
     def __init__(self, adapter: Any, relay: Any, gateway: Any) -> None:
         self._adapter, self._relay, self._gateway = adapter, relay, gateway
+        self.cls = type(adapter)
+        """The wrapped adapter's class (as a hosted adapter names its class)."""
         for name in METHODS:
             setattr(self, name, self._bracket(name, getattr(adapter, name)))
 

@@ -220,6 +220,11 @@ class CampaignSpec(Spec):
     """Declared paired comparisons (condition A, condition B); default: all pairs."""
     adapter_host: Literal["process", "in-process"] = "process"
     """Where adapters run: each unit's own host process (default), or `in-process` for debugging."""
+    simulated_clock: bool | Literal["ticking"] = True
+    """In the adapter host, wall-clock reads (`datetime.now`, `time.time`, ...) return the call's simulated
+    `now`, frozen during the call (lsrep.host.clock); `"ticking"`: starting at `now` and running during
+    the call (for libraries that wait on the wall clock; stamps then vary by the call's duration);
+    `false` leaves the machine's clock (to show what a system does with it)."""
     judge_of_record: str = "deterministic"
     """Judge whose labels the headline numbers use; `human` = adjudicated human labels where they
     exist (sampled observations), the deterministic judge elsewhere."""

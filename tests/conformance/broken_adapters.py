@@ -286,6 +286,15 @@ class WallClockAdapter(ReferenceAdapter):
         return f"{super().render(turn)} (noted {date.today().isoformat()})"
 
 
+class WallClockDigestAdapter(ReferenceAdapter):
+    """Keeps the machine's date of each closed session in its state (the digest), but never says it."""
+
+    def end_session(self, session_id: str, *, now: datetime) -> None:
+        super().end_session(session_id, now=now)
+        if self.closed and self.closed[-1] == session_id:
+            self.closed[-1] = f"{session_id}@{date.today().isoformat()}"
+
+
 class SizeKeyedResetLeakAdapter(ReferenceAdapter):
     """Caches answers by (question, store size) across resets."""
 
@@ -339,6 +348,7 @@ BROKEN: dict[type[MemoryAdapter], str] = {
     ProducesNothingAdapter: "mechanisms_produce",
     SnapshotMissingStateAdapter: "snapshot_roundtrip",
     WallClockAdapter: "no_wall_clock",
+    WallClockDigestAdapter: "no_wall_clock",
     SizeKeyedResetLeakAdapter: "reset_empties_state",
     FirstLineOnlyAdapter: "hostile_text",
     CrashesOnNulAdapter: "hostile_text",

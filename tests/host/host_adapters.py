@@ -108,3 +108,109 @@ class HostileMessageAdapter(MemoryAdapter):
 
     def query(self, question: str, *, now: datetime) -> QueryResult:
         raise ValueError("line one\nline two\x00 \u2028 \ud800 <script>alert(1)</script>")
+
+
+class ClockReadingAdapter(MemoryAdapter):
+    """Notes each turn with the date its process's clock reads (`datetime.now()`, `time.time()`), as
+    third-party libraries stamp what they store; answers with everything noted."""
+
+    version = "1"
+
+    def reset(self, *, conversation_id: str, now: datetime) -> None:
+        self.notes: list[tuple[str, str]] = []
+
+    def ingest(self, turn: ReplayTurn, *, now: datetime) -> None:
+        stamped = datetime.now().date().isoformat()
+        epoch = datetime.fromtimestamp(time.time()).date().isoformat()
+        self.notes.append((turn.turn_id, f"{turn.content} (noted {stamped}; epoch {epoch})"))
+
+    def query(self, question: str, *, now: datetime) -> QueryResult:
+        return QueryResult(fragments=tuple(Fragment(text=text, source_turn_ids=(tid,)) for tid, text in self.notes))
+
+
+class OwnerAwareAdapter(MemoryAdapter):
+    """Keys its memory by the owner `reset` announces, and says who it holds memories for."""
+
+    version = "1"
+
+    def reset(self, *, conversation_id: str, now: datetime, participants=None) -> None:
+        self.owner = participants.owner if participants is not None else None
+        self.speakers = [f"{s.name}/{s.role}" for s in participants.speakers] if participants else []
+        self.turns: list[str] = []
+
+    def ingest(self, turn: ReplayTurn, *, now: datetime) -> None:
+        self.turns.append(turn.turn_id)
+
+    def query(self, question: str, *, now: datetime) -> QueryResult:
+        text = f"memories of {self.owner} among {', '.join(self.speakers)}"
+        return QueryResult(fragments=(Fragment(text=text, source_turn_ids=tuple(self.turns[-1:])),))
+
+
+class AsyncAdapter(MemoryAdapter):
+    """An asyncio library behind a sync adapter: one event loop per adapter, made in the constructor,
+    closed in close(); every call runs a coroutine to completion on it."""
+
+    version = "1"
+
+    def __init__(self, setup) -> None:
+        import asyncio
+
+        super().__init__(setup)
+        self.loop = asyncio.new_event_loop()
+        self.store: list[tuple[str, str]] = []
+
+    async def _add(self, turn: ReplayTurn) -> None:
+        import asyncio
+
+        await asyncio.sleep(0)
+        self.store.append((turn.turn_id, turn.content))
+
+    async def _search(self, question: str) -> list[tuple[int, tuple[str, str]]]:
+        import asyncio
+
+        words = set(question.lower().split())
+        hits = await asyncio.gather(*(self._score(words, item) for item in self.store))
+        return [(score, item) for score, item in sorted(hits, key=lambda h: -h[0]) if score][:3]
+
+    async def _score(self, words: set[str], item: tuple[str, str]):
+        import asyncio
+
+        await asyncio.sleep(0)
+        return len(words & set(item[1].lower().split())), item
+
+    def reset(self, *, conversation_id: str, now: datetime) -> None:
+        self.store = []
+
+    def ingest(self, turn: ReplayTurn, *, now: datetime) -> None:
+        self.loop.run_until_complete(self._add(turn))
+
+    def query(self, question: str, *, now: datetime) -> QueryResult:
+        hits = self.loop.run_until_complete(self._search(question))
+        return QueryResult(fragments=tuple(Fragment(text=text, source_turn_ids=(tid,), score=float(score))
+                                           for score, (tid, text) in hits))
+
+    def close(self) -> None:
+        self.loop.close()
+
+
+class DistributionsAdapter(ClockReadingAdapter):
+    """Declares the distributions it wraps (one installed, one not)."""
+
+    distributions = ("pydantic", "no-such-distribution-lsrep")
+
+
+class ChattyAdapter(ClockReadingAdapter):
+    """Warns at construction that a lane is off, logs on every ingest, as degraded libraries do."""
+
+    def __init__(self, setup) -> None:
+        import warnings
+
+        super().__init__(setup)
+        warnings.warn("BM25 lane disabled: fastembed model not available offline", UserWarning, stacklevel=2)
+
+    def ingest(self, turn: ReplayTurn, *, now: datetime) -> None:
+        import logging
+
+        logging.getLogger("chatty.store").warning("entity extraction skipped for %s", "turn")
+        logging.getLogger("chatty.store").info("not captured: below WARNING")
+        super().ingest(turn, now=now)

@@ -118,15 +118,17 @@ def test_the_only_alarms_are_the_named_ones(zoo_run):
 
 
 def test_content_recall_cannot_be_raised_by_over_citing(tmp_path):
-    # A system citing every evidence turn while returning unrelated text gets full citation
-    # recall but zero content recall.
+    # A system citing every evidence turn while returning unrelated text gets no evidence recall:
+    # neither by content nor by citation (a citation counts only where the text carries the turn),
+    # and its citation precision is 0.
     cases = {"over-citer": ("OverCitingAdapter", "misattributed")}
     outcome = run_campaign(zoo_campaign(tmp_path, cases, budget=None, repetitions=1))
     store = RunStore(outcome.store_path)
-    obs = store.rows("select evidence_recall, content_recall from observations where run_id = ? and "
-                     "condition = 'over-citer' and content_recall is not null", [outcome.run_id])
-    assert obs and all(o["evidence_recall"] == 1.0 for o in obs)
+    obs = store.rows("select evidence_recall, content_recall, citation_precision from observations where "
+                     "run_id = ? and condition = 'over-citer' and content_recall is not null", [outcome.run_id])
+    assert obs and all(o["evidence_recall"] == 0.0 for o in obs)
     assert all(o["content_recall"] == 0.0 for o in obs)
+    assert all(o["citation_precision"] == 0.0 for o in obs)
     assert evidence_records(store, outcome.run_id)["honest"]["recall"] == 1.0
 
 

@@ -173,3 +173,9 @@ class OverCitingAdapter(_Transcript):
             return QueryResult()
         text = "Weather report: cloudy skies with scattered showers expected over the northern hills tonight."
         return QueryResult(fragments=(Fragment(text=text, source_turn_ids=tuple(t for t, _ in self.lines)),))
+
+
+class DeclaredNondeterministicAdapter(NondeterministicAdapter):
+    """The same noise, declared: its repetitions are expected to differ."""
+
+    deterministic = False

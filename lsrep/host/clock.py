@@ -1,0 +1,112 @@
+"""The simulated clock inside the adapter host: third-party code reading the wall clock sees `now`.
+
+Memory libraries stamp what they store with the machine's time (`datetime.now()`, `time.time()`):
+mem0 tells its extraction model the machine's date as the "observation date", LangGraph stamps every
+stored item. Replaying a 2023 conversation in 2026 then stores 2026. Inside the host process, the call
+hook :func:`simulated` (registered through `lsrep.host.server.CALL_HOOKS`) patches the clock with
+`time-machine` — at the C level, so `time.time`, `time.time_ns`, `time.localtime`, `time.gmtime`,
+`time.strftime`, `datetime.now`, `datetime.utcnow` and `date.today` all agree — to the call's
+simulated `now`, frozen for the duration of the call (`tick=False`: the same replay stores the same
+stamps, byte for byte). Calls without a `now` (snapshot, restore, state digest, close) see the last
+`now` the host was given. Monotonic clocks (`time.monotonic`, `time.perf_counter`) are not patched,
+so timeouts and the host's own timings still measure real time.
+
+`simulated_clock = "ticking"` starts the clock at `now` and lets it run during the call (hook
+:func:`ticking`), for a library that waits on the wall clock (`while time.time() < deadline`),
+which a frozen clock would never let finish; stored stamps then vary by the call's duration.
+
+Switch: the campaign key `simulated_clock = false` (or `-S simulated_clock=false`) leaves the wall
+clock alone; `lsrep adapters check --wall-clock` does the same for the conformance suite, whose
+`no_wall_clock` check replays with the host's machine clock shifted (:func:`shifted_machine`) to show
+what a system that reads the wall clock does. With `adapter_host = "in-process"` the clock is not
+simulated (patching the harness's own clock while other units run is not safe); the manifest says so.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+SIMULATED = "lsrep.host.clock:simulated"
+"""The call hook that freezes the host's clock at each call's simulated `now`."""
+TICKING = "lsrep.host.clock:ticking"
+"""The call hook that starts the host's clock at each call's simulated `now` and lets it run."""
+SHIFTED = "lsrep.host.clock:shifted_machine"
+"""The call hook that moves the host's machine clock far from today (conformance only)."""
+MACHINE_SHIFT = timedelta(days=1111, hours=7)
+"""How far :func:`shifted_machine` moves the machine clock: another year, month, day and hour."""
+
+_LAST_NOW: list[datetime] = []
+"""The last simulated `now` this host process was given (for calls that carry none)."""
+
+
+def hooks(enabled: bool | str, *, shifted: bool = False) -> tuple[str, ...]:
+    """The host call hooks for a clock mode (True: frozen, "ticking", False: none), outermost first
+    (the simulated clock wins over a shift)."""
+    clock = (TICKING,) if enabled == "ticking" else (SIMULATED,) if enabled else ()
+    return ((SHIFTED,) if shifted else ()) + clock
+
+
+def describe_clock(host_mode: str, enabled: bool | str) -> dict[str, Any]:
+    """What a run manifest records about the clock adapters saw."""
+    if not enabled:
+        return {"mode": "wall", "reason": "simulated_clock = false: systems read the machine's clock"}
+    if host_mode == "in-process":
+        return {"mode": "wall", "reason": "adapter_host = in-process: the clock is simulated only in the "
+                                          "adapter host process"}
+    return {"mode": "simulated", "patch": f"time-machine {_version()}", "frozen": enabled != "ticking",
+            "scope": "each adapter call in the host sees its simulated now (calls without one: the last now)"}
+
+
+def _version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("time-machine")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def _aware(now: datetime) -> datetime:
+    return now if now.tzinfo is not None else now.replace(tzinfo=UTC)
+
+
+@contextlib.contextmanager
+def simulated(context: dict[str, Any]) -> Iterator[None]:
+    """Around one adapter call: the wall clock reads the call's `now` (or the last one), frozen."""
+    now = context.get("now")
+    if isinstance(now, datetime):
+        _LAST_NOW[:] = [_aware(now)]
+    if not _LAST_NOW:
+        yield
+        return
+    import time_machine
+
+    with time_machine.travel(_LAST_NOW[0], tick=False):
+        yield
+
+
+@contextlib.contextmanager
+def ticking(context: dict[str, Any]) -> Iterator[None]:
+    """Around one adapter call: the wall clock starts at the call's `now` (or the last one) and runs."""
+    now = context.get("now")
+    if isinstance(now, datetime):
+        _LAST_NOW[:] = [_aware(now)]
+    if not _LAST_NOW:
+        yield
+        return
+    import time_machine
+
+    with time_machine.travel(_LAST_NOW[0], tick=True):
+        yield
+
+
+@contextlib.contextmanager
+def shifted_machine(context: dict[str, Any]) -> Iterator[None]:
+    """Around one adapter call: the machine clock runs MACHINE_SHIFT ahead of the real one (ticking)."""
+    import time_machine
+
+    with time_machine.travel(datetime.now(UTC) + MACHINE_SHIFT, tick=True):
+        yield

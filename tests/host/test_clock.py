@@ -1,0 +1,153 @@
+"""The simulated clock inside the adapter host: a system that reads the wall clock stores the simulated date."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import UTC, date, datetime
+
+from lsrep.conformance import run_conformance
+from lsrep.contract import ReplayTurn
+from lsrep.executors.local import InProcessExecutor
+from lsrep.harness import validate_condition
+from lsrep.host.client import open_hosted
+from lsrep.host.clock import hooks
+from lsrep.runner import run_campaign
+from lsrep.store import RunStore
+
+ADAPTER = "tests.host.host_adapters:ClockReadingAdapter"
+THEN = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
+
+
+def _hosted(simulated: bool):
+    cls, _ = validate_condition(ADAPTER, {}, (), "c")
+    return open_hosted(cls, {}, disable=(), retrieval_budget=None, embedder=None, llm=None, seed=0,
+                       hooks=hooks(simulated))
+
+
+def _noted(adapter, now: datetime) -> str:
+    turn = ReplayTurn(turn_id="t1", conversation_id="c", index=0, session_id="s1", role="user", speaker="Ana",
+                      content="I moved to Lyon.",
+                      timestamp=now)
+    try:
+        adapter.reset(conversation_id="c", now=now)
+        adapter.ingest(turn, now=now)
+        return adapter.query("Where?", now=now).fragments[0].text
+    finally:
+        adapter.close()
+
+
+def test_wall_clock_reads_in_the_host_return_the_calls_simulated_now():
+    assert _noted(_hosted(True), THEN) == "I moved to Lyon. (noted 2023-05-08; epoch 2023-05-08)"
+
+
+def test_without_the_patch_the_host_reads_the_machines_clock():
+    text = _noted(_hosted(False), THEN)
+    assert "2023-05-08" not in text
+    assert re.search(r"noted (\d{4}-\d\d-\d\d)", text).group(1) in {
+        date.today().isoformat(), datetime.now(UTC).date().isoformat()}
+
+
+def _campaign(example, simulated: bool):
+    text = example.read_text()
+    head, _, rest = text.partition("[[trajectories]]")
+    clock = "" if simulated else "simulated_clock = false\n"
+    body = head + clock + "[[trajectories]]" + rest.split("[[conditions]]")[0]
+    body += f'[[conditions]]\nname = "clock"\nsystem = "{ADAPTER}"\n\n' + rest.split("[answerer]", 1)[1].join(
+        ["[answerer]", ""])
+    example.write_text(body)
+    return run_campaign(example, executor=InProcessExecutor(), fresh=True)
+
+
+def _dates_stored(out) -> tuple[set[str], dict]:
+    store = RunStore(out.store_path)
+    texts = [r["full_text"] for r in store.rows(
+        "select coalesce(t.text, f.text) as full_text from fragments f "
+        "left join fragment_texts t on t.sha256 = f.text_sha256")]
+    manifest = json.loads(store.rows("select manifest from runs where run_id = ?", [out.run_id])[0]["manifest"])
+    return {d for t in texts for d in re.findall(r"noted (\d{4}-\d\d-\d\d)", t)}, manifest
+
+
+def test_a_campaign_stores_the_simulated_dates_and_records_the_clock(example):
+    turns = [json.loads(line) for line in (example.parent / "quickstart" / "trajectory.jsonl").read_text().splitlines()]
+    days = {t["timestamp"][:10] for t in turns}
+    stored, manifest = _dates_stored(_campaign(example, True))
+    assert stored and stored <= days, stored - days
+    assert manifest["clock"]["mode"] == "simulated"
+    assert manifest["clock"]["patch"].startswith("time-machine ")
+
+
+def test_a_campaign_with_the_clock_off_stores_todays_date_and_says_so(example):
+    stored, manifest = _dates_stored(_campaign(example, False))
+    assert stored <= {date.today().isoformat(), datetime.now(UTC).date().isoformat()}
+    assert manifest["clock"]["mode"] == "wall"
+
+
+def test_conformance_passes_it_with_the_clock_and_fails_it_without():
+    on = run_conformance(ADAPTER, checks=["no_wall_clock"])
+    assert on.results[0].status == "passed", on.results[0].reason
+    off = run_conformance(ADAPTER, checks=["no_wall_clock"], simulated_clock=False)
+    assert off.results[0].status == "failed", off.results[0].reason
+    assert not off.simulated_clock
+
+
+def test_the_shifted_replay_catches_a_date_kept_only_in_state():
+    target = "tests.conformance.broken_adapters:WallClockDigestAdapter"
+    off = run_conformance(target, checks=["no_wall_clock"], simulated_clock=False)
+    assert off.results[0].status == "failed"
+    assert "state digest" in off.results[0].reason
+    assert run_conformance(target, checks=["no_wall_clock"]).results[0].status == "passed"
+
+
+def test_a_ticking_clock_starts_at_now_and_runs():
+    from lsrep.host.clock import TICKING
+
+    assert hooks("ticking") == (TICKING,)
+    assert _noted(_hosted("ticking"), THEN) == "I moved to Lyon. (noted 2023-05-08; epoch 2023-05-08)"
+
+
+def test_the_clock_mode_is_validated_in_the_campaign(example):
+    import pytest
+
+    from lsrep.errors import LsrepError
+
+    text = example.read_text()
+    example.write_text(text.replace("[[trajectories]]", 'simulated_clock = "sometimes"\n\n[[trajectories]]', 1))
+    with pytest.raises(LsrepError, match="simulated_clock"):
+        run_campaign(example, executor=InProcessExecutor(), fresh=True)
+
+
+def test_the_shifted_replay_compares_what_the_system_sends_to_its_models():
+    from lsrep.conformance.checks_integrity import _clock_difference
+    from lsrep.conformance.driving import Replay
+
+    def replay(traffic):
+        return Replay(mid={}, end={}, digest_mid="d", digest_end="e", events=(), traffic=traffic)
+
+    sent = ('{"cb": "llm", "messages": [{"content": "Observation date 2023-05-08"}]}',)
+    moved = ('{"cb": "llm", "messages": [{"content": "Observation date 2026-12-01"}]}',)
+    assert _clock_difference(replay(sent), replay(sent)) is None
+    assert _clock_difference(replay(sent), replay(moved)) == "what it sends to its models (1 of 1 request(s))"
+
+
+def test_the_recording_host_keeps_every_request_it_serves():
+    from lsrep.conformance.driving import RecordingHost
+    from lsrep.host.client import HostedAdapter, import_path
+
+    class Model:
+        def complete(self, messages):
+            return "ok"
+
+    cls, _ = validate_condition("tests.host.host_adapters:ModelCallingAdapter", {}, (), "c")
+    host = RecordingHost(llm=Model(), embedder=None)
+    try:
+        host.start_path(import_path(cls), hooks(True))
+        adapter = HostedAdapter(host, cls, options={}, disable=(), retrieval_budget=None, seed=0, owns_host=False)
+        adapter.reset(conversation_id="c", now=THEN)
+        try:
+            adapter.query("Where do I live?", now=THEN)
+        except Exception:  # noqa: BLE001, S110 - the embedder is absent; the llm request is what we look at
+            pass
+        assert any('"cb": "llm"' in t and "Where do I live?" in t for t in host.traffic), host.traffic
+    finally:
+        host.close()
