@@ -12,12 +12,15 @@ references. Its rules, in order (also `RULES`, which every manifest records):
 2. **Best sentence.** Score = the IDF-weighted content words (plural, -ing/-ed and
    common irregular forms folded) the sentence shares with the question, the line's
    speaker counting as a word of the sentence; plus a small bonus when the sentence
-   holds the kind of span asked for. Ties go to the earliest. A sentence answers only
-   if its line shares ``min(min_overlap, question content words)`` words (the
-   speaker's name counting as one, as before) and it shares a word other than a
-   speaker's name itself. None does: abstain ("I don't know."), unless exactly one
-   line shares any word with the question (unambiguous evidence): then the fullest
-   sentence of that line answers.
+   holds the kind of span asked for. A question word is also shared through a related
+   word (`lsrep.answer.related`: "live" by "home", "work" by "job"), at 0.7 of its
+   weight. Ties go to the earliest. A sentence answers only if its line shares
+   ``min(min_overlap, question content words)`` words (the speaker's name counting as
+   one, as before; for who / where / which-company questions a sentence naming such a
+   thing counts one more) and it shares a word other than a speaker's name itself.
+   None does: abstain ("I don't know."), unless exactly one line shares any word with
+   the question (unambiguous evidence): then the sentence of that line sharing the most
+   (the fullest on a tie) answers — a long turn states its fact in one sentence of many.
 3. **Typed span.** when / what date / which year: a date in the sentence, relative
    expressions resolved against the sentence's date ("yesterday" said on 8 May 2023
    is "7 May 2023", "last week" is "the week before 9 June 2023", "next month" is
@@ -49,6 +52,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 
+from lsrep.answer.related import matched, witnesses
 from lsrep.contract import Fragment
 from lsrep.temporal import (
     RELATIVE,
@@ -61,9 +65,14 @@ from lsrep.temporal import (
 from lsrep.text import STOPWORDS, fold, tokens
 
 ABSTAIN_TEXT = "I don't know."
+ENTITY_KINDS = frozenset({"person", "place", "org"})
+"""Question kinds whose typed span, present in a sentence, counts as one shared word toward min_overlap."""
+RELATED_WEIGHT = 0.7
+"""A question word given by a related word (`lsrep.answer.related`) counts this much of its weight."""
 
-RULES = ("best IDF-weighted sentence (speaker counts, -ing/-ed/plural folded); typed span from it or its line: "
-         "date (relative expressions resolved against the turn date) / ago / count / duration / person / place / "
+RULES = ("best IDF-weighted sentence (speaker counts, -ing/-ed/plural folded, related words at 0.7); typed span "
+         "from it or its line: "
+         "date (relative expressions resolved against the turn date) / ago / count / duration / person / place / org / "
          "reason / yes-no, else the shortest clause holding the shared words; plural questions join up to 4 "
          "clauses; first person put in the speaker's name; abstain below min_overlap shared words")
 
@@ -121,7 +130,7 @@ class Sentence:
 
 
 def question_type(question: str) -> str:
-    """`ago`, `date`, `count`, `duration`, `person`, `reason`, `place` or `other`."""
+    """`ago`, `date`, `count`, `duration`, `person`, `org`, `reason`, `place` or `other`."""
     q = question.lower().strip()
     if re.search(r"\bhow long ago\b", q):
         return "ago"
@@ -138,6 +147,9 @@ def question_type(question: str) -> str:
         return "person"
     if re.search(r"^(?:\W*)why\b|\bwhat (?:is|was|are|were) (?:\w+'s |the |her |his |their )?reasons?\b", q):
         return "reason"
+    if re.search(r"\b(?:what|which) (?:company|employer|firm|organi[sz]ation|business|school|university|college|"
+                 r"team|club|band|shop|store)\b", q):
+        return "org"
     if re.search(r"^(?:\W*)where\b|\b(?:what|which) (?:city|country|town|place|state|restaurant|park|country)\b", q):
         return "place"
     return "other"
@@ -177,7 +189,7 @@ class ExtractiveAnswerer:
     """Offline deterministic span answerer (labelled `extractive-offline` in every output)."""
 
     name: str = "extractive-offline"
-    version: str = "2"
+    version: str = "3"
     min_overlap: int = 2
     """Shared content words a sentence needs (capped at the question's own count); with 2, a
     name present in every line (the speaker's) cannot answer every question about that person."""
@@ -193,36 +205,45 @@ class ExtractiveAnswerer:
         kind = question_type(question)
         speakers = [keys(s.speaker) if s.speaker else frozenset() for s in sentences]
         bags = [keys(s.text) | who for s, who in zip(sentences, speakers, strict=True)]
+        hits = [matched(bag, wanted) for bag in bags]
         lines = {}
-        for s, bag in zip(sentences, bags, strict=True):
-            lines[s.line] = lines.get(s.line, frozenset()) | bag
+        for s, hit in zip(sentences, hits, strict=True):
+            lines[s.line] = lines.get(s.line, frozenset()) | hit
         df: dict[str, int] = {}
-        for bag in bags:
-            for t in bag & wanted:
+        for hit in hits:
+            for t in hit:
                 df[t] = df.get(t, 0) + 1
         n = len(sentences)
         weight = {t: math.log(1 + n / (1 + df.get(t, 0))) for t in wanted}
         names = frozenset().union(*speakers)
+
+        def overlap(bag: frozenset[str], hit: frozenset[str]) -> float:
+            return sum(weight[t] * (1.0 if t in bag else RELATED_WEIGHT) for t in sorted(hit))
+
         scored = []
-        for s, bag in zip(sentences, bags, strict=True):
-            in_line = lines[s.line] & wanted
-            shared = bag & wanted
-            if len(in_line) < need or not shared - names:
+        for s, bag, hit in zip(sentences, bags, hits, strict=True):
+            in_line = lines[s.line]
+            if not hit - names:
+                continue
+            typed = _typed_span(kind, s, question)
+            # A sentence naming the kind of thing asked for ("which city": a place) shares that much more.
+            if len(in_line) + (1 if typed and kind in ENTITY_KINDS else 0) < need:
                 continue
             novel = len(bag - wanted - names)
-            score = (sum(weight[t] for t in sorted(shared)) + 0.3 * sum(weight[t] for t in sorted(in_line - shared))
-                     + 0.1 * min(novel, 5) + (0.5 if _typed_span(kind, s, question) else 0.0))
-            scored.append((score, -s.order, s, shared))
+            score = (overlap(bag, hit) + 0.3 * sum(weight[t] for t in sorted(in_line - hit))
+                     + 0.1 * min(novel, 5) + (0.5 if typed else 0.0))
+            scored.append((score, -s.order, s, witnesses(bag, wanted)))
         if not scored:
-            sole = _sole_line(sentences, lines, wanted)
+            sole = _sole_line(sentences, lines, [overlap(b, h) + (0.5 if _typed_span(kind, x, question) else 0.0)
+                                                 for x, b, h in zip(sentences, bags, hits, strict=True)])
             if sole is None:
                 return ABSTAIN_TEXT
-            scored = [(0.0, -sole.order, sole, bags[sole.order] & wanted)]
+            scored = [(0.0, -sole.order, sole, witnesses(bags[sole.order], wanted))]
         scored.sort(key=lambda x: (x[0], x[1]), reverse=True)
         best_score, _, best, shared = scored[0]
         span = _typed_span(kind, best, question) or _typed_span(kind, _whole_line(best), question)
         if span:
-            return _speak(span, best.speaker) if kind in ("person", "place", "reason", "other") else span
+            return _speak(span, best.speaker) if kind in ("person", "place", "org", "reason", "other") else span
         if kind == "date":
             return fmt_day(best.when)
         if _YES_NO.match(question):
@@ -256,12 +277,14 @@ def _whole_line(s: Sentence) -> Sentence:
     return Sentence(s.line, s.line, s.when, s.speaker, s.order)
 
 
-def _sole_line(sentences: list[Sentence], lines: dict[str, frozenset[str]], wanted: frozenset[str]) -> Sentence | None:
-    """The fullest sentence of the one line sharing any word with the question, when only one does."""
-    matching = [line for line, bag in lines.items() if bag & wanted]
+def _sole_line(sentences: list[Sentence], lines: dict[str, frozenset[str]], overlaps: list[float]) -> Sentence | None:
+    """When only one line shares any word with the question: its sentence sharing the most (weighted),
+    else its fullest sentence (a long turn states its fact in one sentence among many)."""
+    matching = [line for line, hit in lines.items() if hit]
     if len(matching) != 1:
         return None
-    return max((s for s in sentences if s.line == matching[0]), key=lambda s: (len(keys(s.text)), -s.order))
+    return max((s for s in sentences if s.line == matching[0]),
+               key=lambda s: (overlaps[s.order], len(keys(s.text)), -s.order))
 
 
 def _speak(span: str, speaker: str | None) -> str:
@@ -302,6 +325,8 @@ def _typed_span(kind: str, s: Sentence, question: str) -> str | None:
         return _names(s, question)
     if kind == "place":
         return _place(s, question)
+    if kind == "org":
+        return _organisation(s.text, question)
     if kind == "reason":
         return _reason(s.text)
     return None
@@ -386,6 +411,19 @@ def _place(s: Sentence, question: str) -> str | None:
                 return m.group(1)
     names = _names(s, question)
     return names if names and not _KIN.fullmatch(names) else None
+
+
+_ORG = re.compile(r"\b(?:at|for|with|join(?:ed|ing)?|from)\s+((?:the\s+)?[A-Z][\w'’&-]*(?:\s+(?:of\s+|&\s+)?[A-Z][\w'’&-]*)*)")
+
+
+def _organisation(text: str, question: str) -> str | None:
+    """For which company / school / team: the capitalised name after at/for/with/join/from."""
+    asked = {t.lower() for t in tokens(question)}
+    for m in _ORG.finditer(text):
+        words = [w for w in tokens(m.group(1)) if w not in STOPWORDS]
+        if words and not all(w in asked for w in words):
+            return m.group(1)
+    return None
 
 
 _CAUSE = re.compile(r"(?:\b(?:because|since|as|so that|so|in order to)\b|'cause\b|\bto\b(?=\s+[a-z]+))\s+.+", re.I)
