@@ -52,7 +52,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 
-from lsrep.answer.related import matched, witnesses
+from lsrep.answer.related import matched, related, witnesses
 from lsrep.contract import Fragment
 from lsrep.temporal import (
     RELATIVE,
@@ -69,6 +69,11 @@ ENTITY_KINDS = frozenset({"person", "place", "org"})
 """Question kinds whose typed span, present in a sentence, counts as one shared word toward min_overlap."""
 RELATED_WEIGHT = 0.7
 """A question word given by a related word (`lsrep.answer.related`) counts this much of its weight."""
+LIST_SHARE = 0.34
+"""A list question gathers the best sentence of every line scoring at least this share of the best."""
+LIST_MAX = 6
+ASKING_FACTOR = 0.5
+"""A sentence ending in "?" scores this share of its overlap (it asks; it states nothing)."""
 
 RULES = ("best IDF-weighted sentence (speaker counts, -ing/-ed/plural folded, related words at 0.7); typed span "
          "from it or its line: "
@@ -86,6 +91,8 @@ _CLAUSE = re.compile(r"\s*[;:()]\s*|\s+(?:but|although|though|while)\s+")
 _HYPHENATED = re.compile(r"\b[A-Za-z]+(?:-[A-Za-z]+)+\b")
 _YES_NO = re.compile(r"^\W*(?:is|are|was|were|do|does|did|would|will|can|could|has|have|had|should|shall|may|"
                      r"might|must)\b", re.I)
+_HYPOTHETICAL = re.compile(r"^\W*(?:would|could|might)\b", re.I)
+_HEDGE_WORDS = frozenset(fold(w) for w in "likely still want soon considered be ever".split())
 _NEGATED = re.compile(r"\b(?:not|never|no|n't|nothing|none|neither|nor)\b|n't\b", re.I)
 _CONTINUES = re.compile(r"^\W*(?:it|she|he|they|this|that|these|those|we|our)\b", re.I)
 _FILLER = frozenset(
@@ -232,6 +239,8 @@ class ExtractiveAnswerer:
             novel = len(bag - wanted - names)
             score = (overlap(bag, hit) + 0.3 * sum(weight[t] for t in sorted(in_line - hit))
                      + 0.1 * min(novel, 5) + (0.5 if typed else 0.0))
+            if s.text.rstrip().endswith("?"):
+                score *= ASKING_FACTOR  # a sentence that asks states nothing; the reply to it answers
             scored.append((score, -s.order, s, witnesses(bag, wanted)))
         if not scored:
             sole = _sole_line(sentences, lines, [overlap(b, h) + (0.5 if _typed_span(kind, x, question) else 0.0)
@@ -241,6 +250,12 @@ class ExtractiveAnswerer:
             scored = [(0.0, -sole.order, sole, witnesses(bags[sole.order], wanted))]
         scored.sort(key=lambda x: (x[0], x[1]), reverse=True)
         best_score, _, best, shared = scored[0]
+        listing = asks_for_list(question) and kind in ("other", "place", "person", "org")
+        if listing and kind != "other":
+            spans = _list_of(scored, best_score, lambda s, sh: _typed_span(kind, s, question)
+                             or _typed_span(kind, _whole_line(s), question))
+            if spans:
+                return _speak(spans, best.speaker)
         span = _typed_span(kind, best, question) or _typed_span(kind, _whole_line(best), question)
         if span:
             return _speak(span, best.speaker) if kind in ("person", "place", "org", "reason", "other") else span
@@ -248,6 +263,12 @@ class ExtractiveAnswerer:
             return fmt_day(best.when)
         if _YES_NO.match(question):
             clause = _speak(_clause(best.text, shared - names), best.speaker)
+            if _HYPOTHETICAL.match(question):
+                # "Would X pursue writing?": yes only when the context states what is asked about.
+                asked = wanted - names - {t.lower() for t in _CAPITALISED.findall(question)} - _HEDGE_WORDS
+                line = keys(best.line)
+                if any(t not in line and not related(t) & line for t in asked):
+                    return f"Likely no, {clause}"
             return f"{'No' if _NEGATED.search(best.text) else 'Yes'}, {clause}"
         following = {s.order - 1: s for s in sentences if s.order and sentences[s.order - 1].line == s.line}
 
@@ -261,16 +282,41 @@ class ExtractiveAnswerer:
                 clause = f"{clause}. {_clause(nxt.text, frozenset())}"
             return _speak(clause, s.speaker)
 
-        if kind == "other" and _PLURAL_HEADS.search(question):
-            parts: list[str] = []
-            for score, _, s, sh in scored[:8]:
-                if score < best_score / 2 or len(parts) == 4:
-                    break
-                clause = answer_clause(s, sh)
-                if clause.lower() not in (p.lower() for p in parts):
-                    parts.append(clause)
-            return "; ".join(parts)
+        if listing:
+            return _list_of(scored, best_score, answer_clause) or answer_clause(best, shared)
         return answer_clause(best, shared)
+
+
+def asks_for_list(question: str) -> bool:
+    """"What activities...", "Which cities...", "Where has X camped?", "What has X painted?": the answer
+    gathers items from several lines."""
+    q = question.strip()
+    if re.match(r"^\W*(?:where|what|who)\s+(?:has|have)\b", q, re.I):
+        return True
+    m = re.match(r"^\W*(?:what|which)\s+((?:[\w'’+-]+\s+){0,3}?)(?:do|does|did|has|have|had|are|were|is|was|can|"
+                 r"could|would|will)\b", q, re.I)
+    if not m:
+        return False
+    head = m.group(1).split()
+    return any(w.lower().endswith("s") and not w.lower().endswith(("ss", "'s", "’s", "us", "is"))
+               for w in head) and not any(w.lower() in ("kind", "type", "sort") for w in head)
+
+
+def _list_of(scored: list, best_score: float, piece) -> str:
+    """One piece (`piece(sentence, shared)`) from the best sentence of each line scoring at least
+    LIST_SHARE of the best, at most LIST_MAX, joined by "; "."""
+    parts: list[str] = []
+    lines: set[str] = set()
+    for score, _, s, sh in scored:
+        if score < best_score * LIST_SHARE or len(parts) == LIST_MAX:
+            break
+        if s.line in lines:
+            continue
+        lines.add(s.line)
+        text = piece(s, sh)
+        if text and text.lower() not in (p.lower() for p in parts):
+            parts.append(text)
+    return "; ".join(parts)
 
 
 def _whole_line(s: Sentence) -> Sentence:
@@ -379,6 +425,9 @@ _KIN = re.compile(r"\b(?:my|his|her|their|our)\s+((?:\w+\s+)?(?:mother|mom|mum|f
                   r"cousin|neighbou?r|teacher|mentor|coach|colleague|kids|children|family)s?)\b", re.I)
 
 
+_VOCATIVE = re.compile(r"\b(?:hey|hi|hello|thanks|thank you|bye|yo|dear|congrats|congratulations)\W*$", re.I)
+
+
 def _names(s: Sentence, question: str) -> str | None:
     """Capitalised names the question does not contain (a sentence-initial word only if capitalised elsewhere)."""
     asked = {t.lower() for t in tokens(question)}
@@ -391,6 +440,8 @@ def _names(s: Sentence, question: str) -> str | None:
         words = [w for w in tokens(m.group(1)) if w not in asked and w not in speaker and w not in STOPWORDS]
         if not words:
             continue
+        if _VOCATIVE.search(s.text[:m.start()]):
+            continue  # "Hey John", "Thanks, Mel": the listener, not the answer
         initial = m.start() == 0 or s.text[:m.start()].rstrip().endswith((".", "!", "?", ":", "—", "-"))
         if initial and not re.search(rf"(?<![.!?]\s)(?<!^)\b{re.escape(m.group(1).split()[0])}\b", s.text[m.end():]):
             if len(m.group(1).split()) == 1:
