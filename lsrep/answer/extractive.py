@@ -73,6 +73,12 @@ LIST_SHARE = 0.34
 """A list question gathers the best sentence of every line scoring at least this share of the best."""
 LIST_MAX = 6
 ASKING_FACTOR = 0.5
+THIN_CLAUSE = 2
+"""A clause adding fewer content words than this beyond the shared ones is joined by the next clause of
+its sentence (the one before, when it is the last)."""
+THIN_WORDS = 5
+"""A clause adding fewer content words of its own is joined by the next sentence of its turn (the one
+before, when it is the last)."""
 """A sentence ending in "?" scores this share of its overlap (it asks; it states nothing)."""
 
 RULES = ("best IDF-weighted sentence (speaker counts, -ing/-ed/plural folded, related words at 0.7); typed span "
@@ -85,12 +91,16 @@ _LINE_HEAD = re.compile(
     r"^\s*\[(\d{4})-(\d{2})-(\d{2})(?:[ T]\d{2}:\d{2}(?::\d{2})?)?(?:\s+(?P<inside>[^\]]{1,60}))?\]\s*"
     r"(?:(?P<who>[^:\[\]()]{1,60}?)\s*(?:\((?:user|assistant|system)\))?\s*:\s+)?")
 _ANY_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)|\s+[—–]\s+|\s+-\s+")
-_CLAUSE = re.compile(r"\s*[;:()]\s*|\s+(?:but|although|though|while)\s+")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)")
+_CLAUSE = re.compile(r"\s*[;:()]\s*|\s+[—–-]+\s+|\s+(?:but|although|though|while)\s+")
 
 _HYPHENATED = re.compile(r"\b[A-Za-z]+(?:-[A-Za-z]+)+\b")
 _YES_NO = re.compile(r"^\W*(?:is|are|was|were|do|does|did|would|will|can|could|has|have|had|should|shall|may|"
                      r"might|must)\b", re.I)
+_IMAGE = re.compile(r"\bshares an image:?\s+(?:a\s+)?(?:photo(?:graphy)?|picture|image)\s+of\s+([^\]\[]+?)\s*\]?\s*$",
+                    re.I)
+_DEICTIC = re.compile(r"\b(?:here'?s|here is|check (?:it|this) out|look at|looky here)\b|"
+                      r"\b(?:this|these|pic|photo|picture|one)\W*$", re.I)
 _HYPOTHETICAL = re.compile(r"^\W*(?:would|could|might)\b", re.I)
 _HEDGE_WORDS = frozenset(fold(w) for w in "likely still want soon considered be ever".split())
 _NEGATED = re.compile(r"\b(?:not|never|no|n't|nothing|none|neither|nor)\b|n't\b", re.I)
@@ -272,14 +282,25 @@ class ExtractiveAnswerer:
             return f"{'No' if _NEGATED.search(best.text) else 'Yes'}, {clause}"
         following = {s.order - 1: s for s in sentences if s.order and sentences[s.order - 1].line == s.line}
 
+        preceding = {s.order + 1: s for s in sentences if s.order + 1 < len(sentences)
+                     and sentences[s.order + 1].line == s.line}
+
         def answer_clause(s: Sentence, sh: frozenset[str]) -> str:
             clause = _clause(s.text, sh - names)
             nxt = following.get(s.order)
-            thin = len(keys(clause) - wanted - names - _FILLER) < 3
-            if nxt is not None and len(clause.split()) > 4 and (thin or _CONTINUES.match(nxt.text)):
+            thin = len(keys(clause) - wanted - names - _FILLER) < THIN_WORDS
+            if nxt is not None and (thin or _CONTINUES.match(nxt.text)):
                 # The sentence only sets the question up ("I got some great news!"), or the next one
                 # goes on about the same thing ("She gave it to me ... it stands for love"): add it.
                 clause = f"{clause}. {_clause(nxt.text, frozenset())}"
+            elif nxt is None and thin:
+                # The last sentence of its turn, saying little of its own: the one before it says more.
+                prev = preceding.get(s.order)
+                if prev is not None and len(keys(prev.text) - wanted - names - _FILLER) >= 2:
+                    clause = f"{_clause(prev.text, frozenset())}. {clause}"
+            image = _IMAGE.search(s.line)
+            if image and _DEICTIC.search(clause) and image.group(1) not in clause:
+                clause = f"{clause}: {image.group(1)}"  # "they made this!": the shared image shows what
             return _speak(clause, s.speaker)
 
         if listing:
@@ -351,8 +372,10 @@ def _clause(text: str, shared: frozenset[str]) -> str:
     if not keys(clauses[i]) & shared:
         return text.strip(" .!?") if len(clauses) == 1 else max(clauses, key=len)
     out = clauses[i]
-    if len(keys(out) - shared) < 2 and i + 1 < len(clauses):
+    if len(keys(out) - shared) < THIN_CLAUSE and i + 1 < len(clauses):
         out = f"{out}, {clauses[i + 1]}"  # the clause only repeats the question: its continuation answers
+    elif len(keys(out) - shared) < THIN_CLAUSE and i > 0:
+        out = f"{clauses[i - 1]}, {out}"  # the last clause only repeats it: the one before answers
     return out
 
 
