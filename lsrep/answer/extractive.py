@@ -299,7 +299,8 @@ class ExtractiveAnswerer:
                 if prev is not None and len(keys(prev.text) - wanted - names - _FILLER) >= 2:
                     clause = f"{_clause(prev.text, frozenset())}. {clause}"
             image = _IMAGE.search(s.line)
-            if image and _DEICTIC.search(clause) and image.group(1) not in clause:
+            pointing = _DEICTIC.search(clause) or (nxt is not None and _DEICTIC.search(nxt.text))
+            if image and pointing and image.group(1) not in clause:
                 clause = f"{clause}: {image.group(1)}"  # "they made this!": the shared image shows what
             return _speak(clause, s.speaker)
 
