@@ -274,10 +274,11 @@ class ExtractiveAnswerer:
         if _YES_NO.match(question):
             clause = _speak(_clause(best.text, shared - names), best.speaker)
             if _HYPOTHETICAL.match(question):
-                # "Would X pursue writing?": yes only when the context states what is asked about.
+                # "Would X pursue writing?": yes only when the context states most of what is asked about.
                 asked = wanted - names - {t.lower() for t in _CAPITALISED.findall(question)} - _HEDGE_WORDS
                 line = keys(best.line)
-                if any(t not in line and not related(t) & line for t in asked):
+                stated = [t for t in asked if t in line or related(t) & line]
+                if 2 * len(stated) < len(asked):
                     return f"Likely no, {clause}"
             return f"{'No' if _NEGATED.search(best.text) else 'Yes'}, {clause}"
         following = {s.order - 1: s for s in sentences if s.order and sentences[s.order - 1].line == s.line}
@@ -464,7 +465,7 @@ def _names(s: Sentence, question: str) -> str | None:
         words = [w for w in tokens(m.group(1)) if w not in asked and w not in speaker and w not in STOPWORDS]
         if not words:
             continue
-        if _VOCATIVE.search(s.text[:m.start()]):
+        if _VOCATIVE.search(s.text[:m.start()]) or _VOCATIVE.match(m.group(1).split()[0] + " "):
             continue  # "Hey John", "Thanks, Mel": the listener, not the answer
         initial = m.start() == 0 or s.text[:m.start()].rstrip().endswith((".", "!", "?", ":", "—", "-"))
         if initial and not re.search(rf"(?<![.!?]\s)(?<!^)\b{re.escape(m.group(1).split()[0])}\b", s.text[m.end():]):
