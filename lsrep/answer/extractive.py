@@ -28,20 +28,26 @@ references. Its rules, in order (also `RULES`, which every manifest records):
    is 3 years before); none in the sentence or its line: the sentence's own date.
    How long ago: the "N years ago" phrase. How many / how much: the number (words
    or digits) with the word after it; how often: the frequency ("twice a week"). How long: the duration phrase. Who: the
-   capitalised names the question does not already contain. Where: the place after
-   in/at/to/from (else a capitalised name). Why: the sentence from its causal
-   marker on ("because", "'cause", "so", "to ..."). Yes/no questions: "Yes" or "No"
-   (a negation in the sentence) and the clause. Otherwise, or when the typed span is
-   missing: the shortest clause of the sentence that holds its shared words, with the
-   next clause when it only repeats the question; a clause of over four words is
-   followed by the next sentence of its line when it adds fewer than three words of
-   its own ("I got some great news to share!") or the next sentence goes on about
-   the same thing (opens with it/she/he/they/this/that/these/those/we/our).
-   First-person words of a span are put in the speaker's name ("my daughter" said
-   by Melanie: "Melanie's daughter").
-4. **Several items.** A question asking for a plural ("What books...", "What
-   activities...") answers with the clauses of every sentence scoring at least
-   half the best (at most four, joined by "; ").
+   capitalised names the question does not already contain (not a greeted listener:
+   "Hey John"). Where: the place after in/at/to/from (else a capitalised name). Which
+   company / school / team: the capitalised name after at/for/with/join/from. Why: the
+   sentence from its causal marker on ("because", "'cause", "so", "to ..."). Yes/no
+   questions: "Yes" or "No" (a negation in the sentence) and the clause; a would / could
+   / might question whose line states fewer than half of what it asks about: "Likely
+   no". Otherwise, or when the typed span is missing: the shortest clause of the
+   sentence that holds its shared words (dashes split clauses, not sentences), with the
+   next clause when it only repeats the question (the one before, when it is the last);
+   the clause is followed by the next sentence of its line when it adds fewer than five
+   words of its own or the next sentence goes on about the same thing (opens with
+   it/she/he/they/this/that/these/those/we/our); a thin last sentence is preceded by the
+   one before it when that one says something. A clause pointing at a shared image
+   ("they made this!", followed by "Here's ...") takes the image's caption. A sentence
+   that asks ("?") scores half. First-person words of a span are put in the speaker's
+   name ("my daughter" said by Melanie: "Melanie's daughter").
+4. **Several items.** A list question ("What activities has...", "Which cities...",
+   "Where has X camped?", "What has X painted?") answers with one span (typed, else the
+   clause) from the best sentence of every line scoring at least a third of the best
+   (at most six, joined by "; ").
 """
 
 from __future__ import annotations
@@ -52,6 +58,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 
+from lsrep.answer.lists import asks_for_list, list_of
 from lsrep.answer.related import matched, related, witnesses
 from lsrep.contract import Fragment
 from lsrep.temporal import (
@@ -69,9 +76,6 @@ ENTITY_KINDS = frozenset({"person", "place", "org"})
 """Question kinds whose typed span, present in a sentence, counts as one shared word toward min_overlap."""
 RELATED_WEIGHT = 0.7
 """A question word given by a related word (`lsrep.answer.related`) counts this much of its weight."""
-LIST_SHARE = 0.34
-"""A list question gathers the best sentence of every line scoring at least this share of the best."""
-LIST_MAX = 6
 ASKING_FACTOR = 0.5
 THIN_CLAUSE = 2
 """A clause adding fewer content words than this beyond the shared ones is joined by the next clause of
@@ -84,8 +88,10 @@ before, when it is the last)."""
 RULES = ("best IDF-weighted sentence (speaker counts, -ing/-ed/plural folded, related words at 0.7); typed span "
          "from it or its line: "
          "date (relative expressions resolved against the turn date) / ago / count / duration / person / place / org / "
-         "reason / yes-no, else the shortest clause holding the shared words; plural questions join up to 4 "
-         "clauses; first person put in the speaker's name; abstain below min_overlap shared words")
+         "reason / yes-no (would-questions 'Likely no' unless stated), else the shortest clause holding the shared "
+         "words, joined by the next sentence when thin, an image caption when pointed at; list questions join one "
+         "span per matching line (up to 6); asking sentences score half; first person put in the speaker's name; "
+         "abstain below min_overlap shared words")
 
 _LINE_HEAD = re.compile(
     r"^\s*\[(\d{4})-(\d{2})-(\d{2})(?:[ T]\d{2}:\d{2}(?::\d{2})?)?(?:\s+(?P<inside>[^\]]{1,60}))?\]\s*"
@@ -262,7 +268,7 @@ class ExtractiveAnswerer:
         best_score, _, best, shared = scored[0]
         listing = asks_for_list(question) and kind in ("other", "place", "person", "org")
         if listing and kind != "other":
-            spans = _list_of(scored, best_score, lambda s, sh: _typed_span(kind, s, question)
+            spans = list_of(scored, best_score, lambda s, sh: _typed_span(kind, s, question)
                              or _typed_span(kind, _whole_line(s), question))
             if spans:
                 return _speak(spans, best.speaker)
@@ -306,40 +312,8 @@ class ExtractiveAnswerer:
             return _speak(clause, s.speaker)
 
         if listing:
-            return _list_of(scored, best_score, answer_clause) or answer_clause(best, shared)
+            return list_of(scored, best_score, answer_clause) or answer_clause(best, shared)
         return answer_clause(best, shared)
-
-
-def asks_for_list(question: str) -> bool:
-    """"What activities...", "Which cities...", "Where has X camped?", "What has X painted?": the answer
-    gathers items from several lines."""
-    q = question.strip()
-    if re.match(r"^\W*(?:where|what|who)\s+(?:has|have)\b", q, re.I):
-        return True
-    m = re.match(r"^\W*(?:what|which)\s+((?:[\w'’+-]+\s+){0,3}?)(?:do|does|did|has|have|had|are|were|is|was|can|"
-                 r"could|would|will)\b", q, re.I)
-    if not m:
-        return False
-    head = m.group(1).split()
-    return any(w.lower().endswith("s") and not w.lower().endswith(("ss", "'s", "’s", "us", "is"))
-               for w in head) and not any(w.lower() in ("kind", "type", "sort") for w in head)
-
-
-def _list_of(scored: list, best_score: float, piece) -> str:
-    """One piece (`piece(sentence, shared)`) from the best sentence of each line scoring at least
-    LIST_SHARE of the best, at most LIST_MAX, joined by "; "."""
-    parts: list[str] = []
-    lines: set[str] = set()
-    for score, _, s, sh in scored:
-        if score < best_score * LIST_SHARE or len(parts) == LIST_MAX:
-            break
-        if s.line in lines:
-            continue
-        lines.add(s.line)
-        text = piece(s, sh)
-        if text and text.lower() not in (p.lower() for p in parts):
-            parts.append(text)
-    return "; ".join(parts)
 
 
 def _whole_line(s: Sentence) -> Sentence:
