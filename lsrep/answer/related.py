@@ -16,30 +16,37 @@ from lsrep.text import fold
 GROUPS: tuple[str, ...] = (
     "live home settle reside relocate move flat apartment",
     "work job company employer firm office career colleague hire employ",
-    "instrument play guitar piano banjo violin cello drums flute ukulele saxophone trumpet",
+    "instrument > guitar piano banjo violin cello drums flute ukulele saxophone trumpet",
     "wedding marry married bride groom",
-    "name call named",
-    "pet dog cat puppy kitten adopt",
+    "pet > dog cat puppy kitten adopt",
     "class course lesson workshop",
     "destress relax unwind calm stress",
-    "kids children child son daughter childhood",
+    "kids children child childhood",
+    "kids > son daughter",
+    "trip travel vacation holiday",
+    "exercise workout gym fitness",
+    "hobby pastime",
     "favorite favourite love fave",
     "recommend suggest suggestion",
-    "song music jam track tune",
+    "music > song jam track tune",
     "feel feeling felt emotion",
     "book novel read",
     "paint painting artwork",
     "gift present gave",
-    "trip travel vacation holiday",
-    "exercise workout gym fitness",
-    "hobby pastime",
 )
+"""Each group is either symmetric ("a b c": any word gives any other) or a head with its kinds
+("instrument > guitar piano": the head is given by a kind, "guitar" is not given by "piano" —
+kinds of one thing are different answers, never the same word)."""
 
 
 @lru_cache(maxsize=1)
 def _table() -> dict[str, frozenset[str]]:
     table: dict[str, set[str]] = {}
     for group in GROUPS:
+        if ">" in group:
+            head, kinds = group.split(">")
+            table.setdefault(fold(head.strip()), set()).update(fold(w) for w in kinds.split())
+            continue
         words = {fold(w) for w in group.split()}
         for w in words:
             table.setdefault(w, set()).update(words - {w})

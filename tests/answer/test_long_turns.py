@@ -49,3 +49,14 @@ def test_density_oracle_stale_is_always_labelled_stale():
     assert doc["stale_detection"]["n"] == 10 and doc["stale_detection"]["rate"] == 1.0
     assert doc["future_detection"]["rate"] == 1.0
     assert doc["ceiling"] >= 0.75 and not doc["low_ceiling"]
+
+
+def test_related_words_never_make_one_kind_answer_for_another():
+    # "called" is not the dog's name, a cat is not the dog, a cello is not a guitar: abstain.
+    ctx = [Fragment(text="[2026-03-02 09:08] Maya (user): I play the cello with an orchestra called the Tagus "
+                         "Strings.", source_turn_ids=("t1",)),
+           Fragment(text="[2026-03-03 09:08] Maya (user): Our cat is a Siamese.", source_turn_ids=("t2",)),
+           Fragment(text="[2026-03-04 09:08] Maya (user): We walked along the river today.", source_turn_ids=("t3",))]
+    assert ExtractiveAnswerer().answer("What is the name of Maya's dog?", ctx) == "I don't know."
+    assert ExtractiveAnswerer().answer("What breed is Maya's dog?", ctx) == "I don't know."
+    assert ExtractiveAnswerer().answer("Does Maya own a guitar?", ctx) == "I don't know."
