@@ -39,10 +39,10 @@ def test_a_list_question_gathers_one_span_from_each_matching_line():
 
 
 def test_a_sentence_that_asks_loses_to_the_reply_that_states():
-    ctx = [line("2023-05-08 10:00", "Melanie", "What got you into running?"),
-           line("2023-05-08 10:01", "Caroline", "I got into running to clear my mind and de-stress.")]
-    answer = ask("What is Caroline's reason for getting into running?", *ctx)
-    assert "clear" in answer and "?" not in answer
+    ctx = [line("2023-07-15 13:50", "Caroline", "Which creative projects do your kids enjoy, besides pottery?"),
+           line("2023-07-15 13:51", "Melanie", "The kids and I love painting landscapes together.")]
+    answer = ask("What creative project do Melanie and her kids do together besides pottery?", *ctx)
+    assert "painting" in answer and "?" not in answer
 
 
 def test_a_greeted_listener_is_not_the_answer():
@@ -64,7 +64,7 @@ def test_a_thin_last_sentence_takes_the_contentful_one_before_it():
 
 
 def test_a_pointing_sentence_takes_the_shared_images_caption():
-    ctx = [line("2023-07-15 13:54", "Melanie", "The kids were so excited to make something with clay, they made "
-                "this! [shares an image: a photo of a cup with a dog face on it]")]
+    ctx = [line("2023-07-15 13:54", "Melanie", "The kids were so excited to get their hands dirty and make something "
+                "lovely with clay in the garden, they made this! [shares an image: a photo of a cup with a dog face on it]")]
     answer = ask("What did Melanie's kids make with clay?", *ctx)
-    assert "a cup with a dog face on it" in answer
+    assert answer.endswith("they made this: a cup with a dog face on it")
