@@ -1,7 +1,8 @@
 """Calibration systems: what the instrument itself can score, before any memory system is asked.
 
 Four reference systems answer every (probe, checkpoint) a campaign asks, under the campaign's
-answerer and the deterministic judge:
+answerer and judge (`campaign_judge`: the judge of record when it is a model judge, else the
+campaign's first model judge, else the deterministic one):
 
 - `oracle`: context = exactly the evidence turns of the version(s) in force at the checkpoint;
 - `oracle-stale`: the evidence of the superseded version(s);
@@ -129,8 +130,12 @@ def evidence_for(system: str, expected: Mapping[str, Any]) -> list[str]:
     return ids
 
 
-def observe(cases: Iterable[CalibrationCase], turns: Mapping[tuple[str, str], TurnLine], answerer) -> list[dict]:
-    """Observation rows (judged) of every calibration system on every case."""
+def observe(cases: Iterable[CalibrationCase], turns: Mapping[tuple[str, str], TurnLine], answerer,
+            judge: ModelJudge | None = None) -> list[dict]:
+    """Observation rows (judged) of every calibration system on every case.
+
+    With `judge` (a model judge), its labels replace the deterministic judge's; a case it could
+    not label is `error` (not correct), never guessed."""
     from lsrep.contract import Fragment
     from lsrep.engine import deterministic_judgement
 
@@ -156,20 +161,68 @@ def observe(cases: Iterable[CalibrationCase], turns: Mapping[tuple[str, str], Tu
             judged = deterministic_judgement(row)
             row.update(outcome=judged["outcome"], correct=judged["correct"])
             rows.append(row)
+    if judge is not None:
+        from lsrep.judge.campaign import judge_observations
+
+        labels, _ = judge_observations(judge.name, judge.judge, rows, workers=judge.workers)
+        for row, label in zip(rows, labels, strict=True):
+            ok = label["status"] == "ok"
+            row.update(outcome=label["outcome"] if ok else "error", correct=int(bool(label["correct"])) if ok else 0)
     return rows
 
 
+@dataclass(frozen=True)
+class ModelJudge:
+    """A campaign's model judge as calibration uses it."""
+
+    name: str
+    judge: Any
+    """An object with `assess(case) -> Judgement` (lsrep.judge.campaign.build_judge)."""
+    workers: int = 1
+
+    def verdict(self, case):
+        """The judge's verdict on one agreement-set case (`error` when it could not label it)."""
+        from lsrep.judge.model import JudgeError
+        from lsrep.judge.verdict import Verdict
+
+        try:
+            return self.judge.assess(case).verdict
+        except JudgeError:
+            return Verdict(outcome="error", correct=False)
+
+
+def campaign_judge(campaign) -> ModelJudge | None:
+    """The campaign's judge for calibration: the judge of record when it is a model judge, else the
+    first model judge the campaign configures; None means the deterministic judge."""
+    from lsrep.judge.campaign import build_judge
+
+    spec = campaign.spec
+    model = [j for j in spec.judges if j.kind != "deterministic"]
+    chosen = next((j for j in model if j.name == spec.judge_of_record), model[0] if model else None)
+    if chosen is None:
+        return None
+    judge = build_judge(chosen, campaign.store_path)
+    return ModelJudge(chosen.name, judge, chosen.endpoint.concurrency if chosen.endpoint else 1)
+
+
 def calibrate(cases: Sequence[CalibrationCase], turns: Mapping[tuple[str, str], TurnLine], answerer, *,
-              seed: int, boot: int = stats.DEFAULT_B) -> Calibration:
-    rows = observe(cases, turns, answerer)
+              seed: int, boot: int = stats.DEFAULT_B, judge: ModelJudge | None = None) -> Calibration:
+    rows = observe(cases, turns, answerer, judge)
     scores = condition_scores(rows, CALIBRATION_ORDER, seed=seed, boot=boot,
                               systems={name: name for name in CALIBRATION_ORDER})
-    agreement, reason = judge_agreement()
+    agreement, reason = judge_agreement(judge.verdict if judge is not None else None)
     return Calibration(
         scores=tuple(scores), stale=_detection(rows, "oracle-stale", "superseded", ("stale",)),
         future=_detection(rows, "oracle-future", "later", ("future",)), judge_agreement=agreement,
         judge_agreement_reason=reason, answerer=f"{answerer.name} v{answerer.version}",
+        judge=_judge_label(judge),
     )
+
+
+def _judge_label(judge: ModelJudge | None) -> str:
+    if judge is None:
+        return "deterministic"
+    return f"{judge.name} ({type(judge.judge).__name__} v{getattr(judge.judge, 'version', '?')})"
 
 
 def _detection(rows: list[dict], system: str, key: str, labels: tuple[str, ...]) -> Detection:
@@ -185,13 +238,14 @@ def _detection(rows: list[dict], system: str, key: str, labels: tuple[str, ...])
     return Detection(len(picked), len(label), (("labelled", len(label)),))
 
 
-def judge_agreement() -> tuple[dict[str, Any] | None, str | None]:
-    """The deterministic judge against the labelled agreement set, where that set is installed."""
+def judge_agreement(verdict=None) -> tuple[dict[str, Any] | None, str | None]:
+    """The judge (`verdict(case)`; default the deterministic one) against the labelled agreement set,
+    where that set is installed."""
     try:
         from lsrep.judge.agreement_set import measure
     except ImportError as exc:
         return None, f"no labelled agreement set in this installation ({exc})"
-    result = measure()
+    result = measure() if verdict is None else measure(verdict)
     return ({"n": int(result.n), "agreed": int(result.agreed), "rate": float(result.rate),
              "disagreements": len(result.disagreements)}, None)
 

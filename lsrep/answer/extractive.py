@@ -12,12 +12,15 @@ references. Its rules, in order (also `RULES`, which every manifest records):
 2. **Best sentence.** Score = the IDF-weighted content words (plural, -ing/-ed and
    common irregular forms folded) the sentence shares with the question, the line's
    speaker counting as a word of the sentence; plus a small bonus when the sentence
-   holds the kind of span asked for. Ties go to the earliest. A sentence answers only
-   if its line shares ``min(min_overlap, question content words)`` words (the
-   speaker's name counting as one, as before) and it shares a word other than a
-   speaker's name itself. None does: abstain ("I don't know."), unless exactly one
-   line shares any word with the question (unambiguous evidence): then the fullest
-   sentence of that line answers.
+   holds the kind of span asked for. A question word is also shared through a related
+   word (`lsrep.answer.related`: "live" by "home", "work" by "job"), at 0.7 of its
+   weight. Ties go to the earliest. A sentence answers only if its line shares
+   ``min(min_overlap, question content words)`` words (the speaker's name counting as
+   one, as before; for who / where / which-company questions a sentence naming such a
+   thing counts one more) and it shares a word other than a speaker's name itself.
+   None does: abstain ("I don't know."), unless exactly one line shares any word with
+   the question (unambiguous evidence): then the sentence of that line sharing the most
+   (the fullest on a tie) answers — a long turn states its fact in one sentence of many.
 3. **Typed span.** when / what date / which year: a date in the sentence, relative
    expressions resolved against the sentence's date ("yesterday" said on 8 May 2023
    is "7 May 2023", "last week" is "the week before 9 June 2023", "next month" is
@@ -25,20 +28,26 @@ references. Its rules, in order (also `RULES`, which every manifest records):
    is 3 years before); none in the sentence or its line: the sentence's own date.
    How long ago: the "N years ago" phrase. How many / how much: the number (words
    or digits) with the word after it; how often: the frequency ("twice a week"). How long: the duration phrase. Who: the
-   capitalised names the question does not already contain. Where: the place after
-   in/at/to/from (else a capitalised name). Why: the sentence from its causal
-   marker on ("because", "'cause", "so", "to ..."). Yes/no questions: "Yes" or "No"
-   (a negation in the sentence) and the clause. Otherwise, or when the typed span is
-   missing: the shortest clause of the sentence that holds its shared words, with the
-   next clause when it only repeats the question; a clause of over four words is
-   followed by the next sentence of its line when it adds fewer than three words of
-   its own ("I got some great news to share!") or the next sentence goes on about
-   the same thing (opens with it/she/he/they/this/that/these/those/we/our).
-   First-person words of a span are put in the speaker's name ("my daughter" said
-   by Melanie: "Melanie's daughter").
-4. **Several items.** A question asking for a plural ("What books...", "What
-   activities...") answers with the clauses of every sentence scoring at least
-   half the best (at most four, joined by "; ").
+   capitalised names the question does not already contain (not a greeted listener:
+   "Hey John"). Where: the place after in/at/to/from (else a capitalised name). Which
+   company / school / team: the capitalised name after at/for/with/join/from. Why: the
+   sentence from its causal marker on ("because", "'cause", "so", "to ..."). Yes/no
+   questions: "Yes" or "No" (a negation in the sentence) and the clause; a would / could
+   / might question whose line states fewer than half of what it asks about: "Likely
+   no". Otherwise, or when the typed span is missing: the shortest clause of the
+   sentence that holds its shared words (dashes split clauses, not sentences), with the
+   next clause when it only repeats the question (the one before, when it is the last);
+   the clause is followed by the next sentence of its line when it adds fewer than five
+   words of its own or the next sentence goes on about the same thing (opens with
+   it/she/he/they/this/that/these/those/we/our); a thin last sentence is preceded by the
+   one before it when that one says something. A clause pointing at a shared image
+   ("they made this!", followed by "Here's ...") takes the image's caption. A sentence
+   that asks ("?") scores half. First-person words of a span are put in the speaker's
+   name ("my daughter" said by Melanie: "Melanie's daughter").
+4. **Several items.** A list question ("What activities has...", "Which cities...",
+   "Where has X camped?", "What has X painted?") answers with one span (typed, else the
+   clause) from the best sentence of every line scoring at least a third of the best
+   (at most six, joined by "; ").
 """
 
 from __future__ import annotations
@@ -50,6 +59,8 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from functools import lru_cache
 
+from lsrep.answer.lists import asks_for_list, list_of
+from lsrep.answer.related import matched, related, witnesses
 from lsrep.contract import Fragment
 from lsrep.temporal import (
     RELATIVE,
@@ -62,22 +73,43 @@ from lsrep.temporal import (
 from lsrep.text import STOPWORDS, fold, tokens
 
 ABSTAIN_TEXT = "I don't know."
+ENTITY_KINDS = frozenset({"person", "place", "org"})
+"""Question kinds whose typed span, present in a sentence, counts as one shared word toward min_overlap."""
+RELATED_WEIGHT = 0.7
+"""A question word given by a related word (`lsrep.answer.related`) counts this much of its weight."""
+ASKING_FACTOR = 0.5
+THIN_CLAUSE = 2
+"""A clause adding fewer content words than this beyond the shared ones is joined by the next clause of
+its sentence (the one before, when it is the last)."""
+THIN_WORDS = 5
+"""A clause adding fewer content words of its own is joined by the next sentence of its turn (the one
+before, when it is the last)."""
+"""A sentence ending in "?" scores this share of its overlap (it asks; it states nothing)."""
 
-RULES = ("best IDF-weighted sentence (speaker counts, -ing/-ed/plural folded); typed span from it or its line: "
-         "date (relative expressions resolved against the turn date) / ago / count / duration / person / place / "
-         "reason / yes-no, else the shortest clause holding the shared words; plural questions join up to 4 "
-         "clauses; first person put in the speaker's name; abstain below min_overlap shared words")
+RULES = ("best IDF-weighted sentence (speaker counts, -ing/-ed/plural folded, related words at 0.7); typed span "
+         "from it or its line: "
+         "date (relative expressions resolved against the turn date) / ago / count / duration / person / place / org / "
+         "reason / yes-no (would-questions 'Likely no' unless stated), else the shortest clause holding the shared "
+         "words, joined by the next sentence when thin, an image caption when pointed at; list questions join one "
+         "span per matching line (up to 6); asking sentences score half; first person put in the speaker's name; "
+         "abstain below min_overlap shared words")
 
 _LINE_HEAD = re.compile(
     r"^\s*\[(\d{4})-(\d{2})-(\d{2})(?:[ T]\d{2}:\d{2}(?::\d{2})?)?(?:\s+(?P<inside>[^\]]{1,60}))?\]\s*"
     r"(?:(?P<who>[^:\[\]()]{1,60}?)\s*(?:\((?:user|assistant|system)\))?\s*:\s+)?")
 _ANY_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)|\s+[—–]\s+|\s+-\s+")
-_CLAUSE = re.compile(r"\s*[;:()]\s*|\s+(?:but|although|though|while)\s+")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)")
+_CLAUSE = re.compile(r"\s*[;:()]\s*|\s+[—–-]+\s+|\s+(?:but|although|though|while)\s+")
 
 _HYPHENATED = re.compile(r"\b[A-Za-z]+(?:-[A-Za-z]+)+\b")
 _YES_NO = re.compile(r"^\W*(?:is|are|was|were|do|does|did|would|will|can|could|has|have|had|should|shall|may|"
                      r"might|must)\b", re.I)
+_IMAGE = re.compile(r"\bshares an image:?\s+(?:a\s+)?(?:photo(?:graphy)?|picture|image)\s+of\s+([^\]\[]+?)\s*\]?\s*$",
+                    re.I)
+_DEICTIC = re.compile(r"\b(?:here'?s|here is|check (?:it|this) out|look at|looky here)\b|"
+                      r"\b(?:this|these|pic|photo|picture|one)\W*$", re.I)
+_HYPOTHETICAL = re.compile(r"^\W*(?:would|could|might)\b", re.I)
+_HEDGE_WORDS = frozenset(fold(w) for w in "likely still want soon considered be ever".split())
 _NEGATED = re.compile(r"\b(?:not|never|no|n't|nothing|none|neither|nor)\b|n't\b", re.I)
 _CONTINUES = re.compile(r"^\W*(?:it|she|he|they|this|that|these|those|we|our)\b", re.I)
 _FILLER = frozenset(
@@ -124,7 +156,7 @@ class Sentence:
 
 
 def question_type(question: str) -> str:
-    """`ago`, `date`, `count`, `duration`, `person`, `reason`, `place` or `other`."""
+    """`ago`, `date`, `count`, `duration`, `person`, `org`, `reason`, `place` or `other`."""
     q = question.lower().strip()
     if re.search(r"\bhow long ago\b", q):
         return "ago"
@@ -141,6 +173,9 @@ def question_type(question: str) -> str:
         return "person"
     if re.search(r"^(?:\W*)why\b|\bwhat (?:is|was|are|were) (?:\w+'s |the |her |his |their )?reasons?\b", q):
         return "reason"
+    if re.search(r"\b(?:what|which) (?:company|employer|firm|organi[sz]ation|business|school|university|college|"
+                 r"team|club|band|shop|store)\b", q):
+        return "org"
     if re.search(r"^(?:\W*)where\b|\b(?:what|which) (?:city|country|town|place|state|restaurant|park|country)\b", q):
         return "place"
     return "other"
@@ -180,7 +215,7 @@ class ExtractiveAnswerer:
     """Offline deterministic span answerer (labelled `extractive-offline` in every output)."""
 
     name: str = "extractive-offline"
-    version: str = "2"
+    version: str = "3"
     min_overlap: int = 2
     """Shared content words a sentence needs (capped at the question's own count); with 2, a
     name present in every line (the speaker's) cannot answer every question about that person."""
@@ -196,62 +231,91 @@ class ExtractiveAnswerer:
         kind = question_type(question)
         speakers = [keys(s.speaker) if s.speaker else frozenset() for s in sentences]
         bags = [keys(s.text) | who for s, who in zip(sentences, speakers, strict=True)]
+        hits = [matched(bag, wanted) for bag in bags]
         lines = {}
-        for s, bag in zip(sentences, bags, strict=True):
-            lines[s.line] = lines.get(s.line, frozenset()) | bag
+        for s, hit in zip(sentences, hits, strict=True):
+            lines[s.line] = lines.get(s.line, frozenset()) | hit
         df: dict[str, int] = {}
-        for bag in bags:
-            for t in bag & wanted:
+        for hit in hits:
+            for t in hit:
                 df[t] = df.get(t, 0) + 1
         n = len(sentences)
         weight = {t: math.log(1 + n / (1 + df.get(t, 0))) for t in wanted}
         names = frozenset().union(*speakers)
+
+        def overlap(bag: frozenset[str], hit: frozenset[str]) -> float:
+            return sum(weight[t] * (1.0 if t in bag else RELATED_WEIGHT) for t in sorted(hit))
+
         scored = []
-        for s, bag in zip(sentences, bags, strict=True):
-            in_line = lines[s.line] & wanted
-            shared = bag & wanted
-            if len(in_line) < need or not shared - names:
+        for s, bag, hit in zip(sentences, bags, hits, strict=True):
+            in_line = lines[s.line]
+            if not hit - names:
+                continue
+            typed = _typed_span(kind, s, question)
+            # A sentence naming the kind of thing asked for ("which city": a place) shares that much more.
+            if len(in_line) + (1 if typed and kind in ENTITY_KINDS else 0) < need:
                 continue
             novel = len(bag - wanted - names)
-            score = (sum(weight[t] for t in sorted(shared)) + 0.3 * sum(weight[t] for t in sorted(in_line - shared))
-                     + 0.1 * min(novel, 5) + (0.5 if _typed_span(kind, s, question) else 0.0))
-            scored.append((score, -s.order, s, shared))
+            score = (overlap(bag, hit) + 0.3 * sum(weight[t] for t in sorted(in_line - hit))
+                     + 0.1 * min(novel, 5) + (0.5 if typed else 0.0))
+            if s.text.rstrip().endswith("?"):
+                score *= ASKING_FACTOR  # a sentence that asks states nothing; the reply to it answers
+            scored.append((score, -s.order, s, witnesses(bag, wanted)))
         if not scored:
-            sole = _sole_line(sentences, lines, wanted)
+            sole = _sole_line(sentences, lines, [overlap(b, h) + (0.5 if _typed_span(kind, x, question) else 0.0)
+                                                 for x, b, h in zip(sentences, bags, hits, strict=True)])
             if sole is None:
                 return ABSTAIN_TEXT
-            scored = [(0.0, -sole.order, sole, bags[sole.order] & wanted)]
+            scored = [(0.0, -sole.order, sole, witnesses(bags[sole.order], wanted))]
         scored.sort(key=lambda x: (x[0], x[1]), reverse=True)
         best_score, _, best, shared = scored[0]
+        listing = asks_for_list(question) and kind in ("other", "place", "person", "org")
+        if listing and kind != "other":
+            spans = list_of(scored, best_score, lambda s, sh: _typed_span(kind, s, question)
+                             or _typed_span(kind, _whole_line(s), question))
+            if spans:
+                return _speak(spans, best.speaker)
         span = _typed_span(kind, best, question) or _typed_span(kind, _whole_line(best), question)
         if span:
-            return _speak(span, best.speaker) if kind in ("person", "place", "reason", "other") else span
+            return _speak(span, best.speaker) if kind in ("person", "place", "org", "reason", "other") else span
         if kind == "date":
             return fmt_day(best.when)
         if _YES_NO.match(question):
             clause = _speak(_clause(best.text, shared - names), best.speaker)
+            if _HYPOTHETICAL.match(question):
+                # "Would X pursue writing?": yes only when the context states most of what is asked about.
+                asked = wanted - names - {t.lower() for t in _CAPITALISED.findall(question)} - _HEDGE_WORDS
+                line = keys(best.line)
+                stated = [t for t in asked if t in line or related(t) & line]
+                if 2 * len(stated) < len(asked):
+                    return f"Likely no, {clause}"
             return f"{'No' if _NEGATED.search(best.text) else 'Yes'}, {clause}"
         following = {s.order - 1: s for s in sentences if s.order and sentences[s.order - 1].line == s.line}
+
+        preceding = {s.order + 1: s for s in sentences if s.order + 1 < len(sentences)
+                     and sentences[s.order + 1].line == s.line}
 
         def answer_clause(s: Sentence, sh: frozenset[str]) -> str:
             clause = _clause(s.text, sh - names)
             nxt = following.get(s.order)
-            thin = len(keys(clause) - wanted - names - _FILLER) < 3
-            if nxt is not None and len(clause.split()) > 4 and (thin or _CONTINUES.match(nxt.text)):
+            thin = len(keys(clause) - wanted - names - _FILLER) < THIN_WORDS
+            if nxt is not None and (thin or _CONTINUES.match(nxt.text)):
                 # The sentence only sets the question up ("I got some great news!"), or the next one
                 # goes on about the same thing ("She gave it to me ... it stands for love"): add it.
                 clause = f"{clause}. {_clause(nxt.text, frozenset())}"
+            elif nxt is None and thin:
+                # The last sentence of its turn, saying little of its own: the one before it says more.
+                prev = preceding.get(s.order)
+                if prev is not None and len(keys(prev.text) - wanted - names - _FILLER) >= 2:
+                    clause = f"{_clause(prev.text, frozenset())}. {clause}"
+            image = _IMAGE.search(s.line)
+            pointing = _DEICTIC.search(clause) or (nxt is not None and _DEICTIC.search(nxt.text))
+            if image and pointing and image.group(1) not in clause:
+                clause = f"{clause}: {image.group(1)}"  # "they made this!": the shared image shows what
             return _speak(clause, s.speaker)
 
-        if kind == "other" and _PLURAL_HEADS.search(question):
-            parts: list[str] = []
-            for score, _, s, sh in scored[:8]:
-                if score < best_score / 2 or len(parts) == 4:
-                    break
-                clause = answer_clause(s, sh)
-                if clause.lower() not in (p.lower() for p in parts):
-                    parts.append(clause)
-            return "; ".join(parts)
+        if listing:
+            return list_of(scored, best_score, answer_clause) or answer_clause(best, shared)
         return answer_clause(best, shared)
 
 
@@ -259,12 +323,14 @@ def _whole_line(s: Sentence) -> Sentence:
     return Sentence(s.line, s.line, s.when, s.speaker, s.order)
 
 
-def _sole_line(sentences: list[Sentence], lines: dict[str, frozenset[str]], wanted: frozenset[str]) -> Sentence | None:
-    """The fullest sentence of the one line sharing any word with the question, when only one does."""
-    matching = [line for line, bag in lines.items() if bag & wanted]
+def _sole_line(sentences: list[Sentence], lines: dict[str, frozenset[str]], overlaps: list[float]) -> Sentence | None:
+    """When only one line shares any word with the question: its sentence sharing the most (weighted),
+    else its fullest sentence (a long turn states its fact in one sentence among many)."""
+    matching = [line for line, hit in lines.items() if hit]
     if len(matching) != 1:
         return None
-    return max((s for s in sentences if s.line == matching[0]), key=lambda s: (len(keys(s.text)), -s.order))
+    return max((s for s in sentences if s.line == matching[0]),
+               key=lambda s: (overlaps[s.order], len(keys(s.text)), -s.order))
 
 
 def _speak(span: str, speaker: str | None) -> str:
@@ -285,8 +351,10 @@ def _clause(text: str, shared: frozenset[str]) -> str:
     if not keys(clauses[i]) & shared:
         return text.strip(" .!?") if len(clauses) == 1 else max(clauses, key=len)
     out = clauses[i]
-    if len(keys(out) - shared) < 2 and i + 1 < len(clauses):
+    if len(keys(out) - shared) < THIN_CLAUSE and i + 1 < len(clauses):
         out = f"{out}, {clauses[i + 1]}"  # the clause only repeats the question: its continuation answers
+    elif len(keys(out) - shared) < THIN_CLAUSE and i > 0:
+        out = f"{clauses[i - 1]}, {out}"  # the last clause only repeats it: the one before answers
     return out
 
 
@@ -305,6 +373,8 @@ def _typed_span(kind: str, s: Sentence, question: str) -> str | None:
         return _names(s, question)
     if kind == "place":
         return _place(s, question)
+    if kind == "org":
+        return _organisation(s.text, question)
     if kind == "reason":
         return _reason(s.text)
     return None
@@ -357,6 +427,9 @@ _KIN = re.compile(r"\b(?:my|his|her|their|our)\s+((?:\w+\s+)?(?:mother|mom|mum|f
                   r"cousin|neighbou?r|teacher|mentor|coach|colleague|kids|children|family)s?)\b", re.I)
 
 
+_VOCATIVE = re.compile(r"\b(?:hey|hi|hello|thanks|thank you|bye|yo|dear|congrats|congratulations)\W*$", re.I)
+
+
 def _names(s: Sentence, question: str) -> str | None:
     """Capitalised names the question does not contain (a sentence-initial word only if capitalised elsewhere)."""
     asked = {t.lower() for t in tokens(question)}
@@ -369,6 +442,8 @@ def _names(s: Sentence, question: str) -> str | None:
         words = [w for w in tokens(m.group(1)) if w not in asked and w not in speaker and w not in STOPWORDS]
         if not words:
             continue
+        if _VOCATIVE.search(s.text[:m.start()]) or _VOCATIVE.match(m.group(1).split()[0] + " "):
+            continue  # "Hey John", "Thanks, Mel": the listener, not the answer
         initial = m.start() == 0 or s.text[:m.start()].rstrip().endswith((".", "!", "?", ":", "—", "-"))
         if initial and not re.search(rf"(?<![.!?]\s)(?<!^)\b{re.escape(m.group(1).split()[0])}\b", s.text[m.end():]):
             if len(m.group(1).split()) == 1:
@@ -389,6 +464,19 @@ def _place(s: Sentence, question: str) -> str | None:
                 return m.group(1)
     names = _names(s, question)
     return names if names and not _KIN.fullmatch(names) else None
+
+
+_ORG = re.compile(r"\b(?:at|for|with|join(?:ed|ing)?|from)\s+((?:the\s+)?[A-Z][\w'’&-]*(?:\s+(?:of\s+|&\s+)?[A-Z][\w'’&-]*)*)")
+
+
+def _organisation(text: str, question: str) -> str | None:
+    """For which company / school / team: the capitalised name after at/for/with/join/from."""
+    asked = {t.lower() for t in tokens(question)}
+    for m in _ORG.finditer(text):
+        words = [w for w in tokens(m.group(1)) if w not in STOPWORDS]
+        if words and not all(w in asked for w in words):
+            return m.group(1)
+    return None
 
 
 _CAUSE = re.compile(r"(?:\b(?:because|since|as|so that|so|in order to)\b|'cause\b|\bto\b(?=\s+[a-z]+))\s+.+", re.I)

@@ -9,8 +9,9 @@ def register(sub, command) -> None:
     sp = sub.add_parser(
         "calibrate", help="score the calibration oracles (ceiling, floor, stale/future detection) on a campaign",
         description="Run the harness-side calibration systems (oracle, oracle-stale, oracle-future, null) on "
-                    "the campaign's trajectories under its answerer and the deterministic judge. Nothing is "
-                    "written to the store.",
+                    "the campaign's trajectories under its answerer and judge (the judge of record when it is a "
+                    "model judge, else the first model judge, else the deterministic one). Nothing is written "
+                    "to the store; model calls go through the response cache beside it.",
     )
     sp.add_argument("campaign", help="campaign file (TOML) whose trajectories, answerer and judge are used")
     sp.add_argument("--json", action="store_true", help="print the figures as JSON")
@@ -20,7 +21,7 @@ def register(sub, command) -> None:
 
 def cmd_calibrate(args) -> int:
     from lsrep.answer import make_answerer
-    from lsrep.calibration import calibrate, calibration_json, cases_from_campaign
+    from lsrep.calibration import calibrate, calibration_json, campaign_judge, cases_from_campaign
     from lsrep.protocol.campaign import load_campaign
     from lsrep.runner import load_inputs, validate_campaign
 
@@ -29,7 +30,8 @@ def cmd_calibrate(args) -> int:
     validate_campaign(campaign)
     cases, turns = cases_from_campaign(campaign, inputs)
     answerer = make_answerer(campaign.spec.answerer, str(campaign.store_path))
-    cal = calibrate(cases, turns, answerer, seed=int(campaign.spec.seed or 0), boot=args.boot)
+    cal = calibrate(cases, turns, answerer, seed=int(campaign.spec.seed or 0), boot=args.boot,
+                    judge=campaign_judge(campaign))
     doc = calibration_json(cal)
     if args.json:
         print(json.dumps(doc, indent=2, sort_keys=True, allow_nan=False))

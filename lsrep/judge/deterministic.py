@@ -8,7 +8,9 @@ window); abstention by :func:`lsrep.judge.normalize.is_abstention`.
 Labels, in order:
 
 - an answer giving a version that only becomes true later is `future`, even when it
-  also gives the current one (knowing the later value is the leak suspicion);
+  also gives the current one (knowing the later value is the leak suspicion) — unless a
+  superseded version already gave that value ("Leeds" again after Krakow): a value said
+  before proves no leak, so it counts as the superseded one;
 - an answer giving the current version and a superseded one is a **hedge** and
   `wrong`, unless it marks the old value as past without wavering ("moved from
   Paris to Berlin", "used to be Paris, now Berlin"): then it is `correct`
@@ -89,7 +91,8 @@ def judge_deterministic(case: JudgeCase) -> Verdict:
         gives_current = _in_order(answer, current)
     else:
         gives_current = any(mentions(answer, v, case.question) for v in current)
-    gives_future = _gives_other(answer, case.later, current, gives_current, case.question)
+    later = tuple(v for v in case.later if not _implied(v, case.superseded))
+    gives_future = _gives_other(answer, later, current, gives_current, case.question)
     gives_stale = _gives_other(answer, case.superseded, current, gives_current, case.question)
     if case.kind == "evolution" and not gives_current and not case.expect_abstain:
         gives_stale = gives_stale or any(mentions(answer, v, case.question) for v in current[:-1])

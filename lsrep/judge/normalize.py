@@ -359,7 +359,7 @@ HEDGE_MARKERS = re.compile(
 TRANSITION_MARKERS = re.compile(
     r"\b(used to|previously|formerly|no longer|not anymore|any ?more|earlier|originally|at first|initially|"
     r"instead of|rather than|replaced|switched|changed|moved|from\b.+\bto|now|currently|these days|"
-    r"since then|before that|was|had been|until)\b", re.I)
+    r"since then|before that|was|had been|until|left|quit|resigned|handed in|moved back|back in|back to)\b", re.I)
 
 
 def is_hedge(answer: str) -> bool:

@@ -77,7 +77,9 @@ def runs(tmp_path_factory):
 def test_in_process_the_peeker_finds_gold_and_gains(runs, route):
     got, honest = runs["in-process"][route], runs["in-process"]["reference"]
     assert len(got["peeked"]) > got["n"] // 2, got["peeked"][:3]
-    assert got["accuracy"] > honest["accuracy"] + 0.1, (got["accuracy"], honest["accuracy"])
+    # The gold adds a clear gain over the honest reference (answerer v3 reads the honest context better, so
+    # the gain on the quickstart is about .1, no longer above it).
+    assert got["accuracy"] > honest["accuracy"] + 0.05, (got["accuracy"], honest["accuracy"])
 
 
 def test_in_process_the_environment_holds_the_key(runs):

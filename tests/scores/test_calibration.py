@@ -101,3 +101,45 @@ def test_show_prints_rank_headline_and_headroom(example, capsys):
     assert "ceiling 0.86 answerable" in out and "floor 0.00" in out
     assert "instrument headroom" in out and "null 0.00" in out
     assert "WARNING: the ceiling is below" not in out
+
+
+def _grading_reply(label_for):
+    """A scripted model judge over real HTTP: labels every grading request with `label_for(user)`."""
+    def reply(request) -> str:
+        system = request.messages[0]["content"] if request.messages[0]["role"] == "system" else ""
+        if system.startswith("You grade answers"):
+            return json.dumps({"label": label_for(request.last_user), "rubric": 3, "rationale": "scripted"})
+        return "Reply with the JSON object."
+    return reply
+
+
+def test_calibrate_runs_under_the_campaigns_model_judge(example, monkeypatch, capsys):
+    """Ceiling, floor, detection and agreement come from the campaign's LLM judge, not the deterministic one."""
+    from lsrep.cli import main
+    from lsrep.llm.server import OpenAITestServer
+
+    monkeypatch.setenv("LSREP_TEST_KEY", "sk-test")
+    # This judge calls every answer `stale`: the oracle's ceiling falls to 0 and stale detection is total,
+    # the opposite of what the deterministic judge says on the same answers.
+    with OpenAITestServer(reply=_grading_reply(lambda user: "stale")) as server:
+        text = example.read_text().replace("[[trajectories]]", 'judge_of_record = "llm"\n[[trajectories]]', 1)
+        example.write_text(text + f'''
+[[judges]]
+name = "llm"
+kind = "evolving"
+[judges.endpoint]
+base_url = "{server.base_url}"
+model = "scripted"
+api_key_env = "LSREP_TEST_KEY"
+concurrency = 2
+context_window = 200000
+''')
+        assert main(["calibrate", str(example), "--json", "--boot", "50"]) == 0
+        assert server.request_count > 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["judge"].startswith("llm ")
+    assert doc["ceiling"] == 0.0
+    assert doc["stale_detection"]["rate"] == 1.0
+    assert doc["systems"]["null"]["abstention"]["accuracy"] == 0.0
+    # The agreement set was graded by the same judge: only its `stale` items agree.
+    assert doc["judge_agreement"]["rate"] < 0.5
