@@ -117,7 +117,8 @@ class _Replay:
         self.answerer: Answerer = make_answerer(task.answerer, task.store_path, task.refresh_cache_before)
         cls, opts = validate_condition(task.system, task.options, task.disable, task.condition)
         self.adapter_cls = cls
-        self.provenance = TurnIndex.of_turns(self.turns)
+        # Indexed in a thread while the adapter host (another process) ingests: the second core.
+        self._provenance = TurnIndex.in_background(self.turns)
         self.turn_ids = [t.turn_id for t in self.turns]
         adapter = open_adapter(
             task.adapter_host, cls, opts, task.options, disable=task.disable, state_dir=state_dir,
@@ -134,6 +135,10 @@ class _Replay:
         self.maintenance: list[dict[str, Any]] = []
         self.llm_calls: list[dict[str, Any]] = []
         self.aborted: str | None = None
+
+    @property
+    def provenance(self) -> TurnIndex:
+        return self._provenance.result()
 
     # -- steps ---------------------------------------------------------------------------------
     def run(self) -> None:

@@ -9,7 +9,14 @@ __all__ = ["Executor", "InProcessExecutor", "ProcessPoolExecutor", "crashed_unit
 
 
 def make_executor(name: str, workers: int = 1, address: str | None = None) -> Executor:
-    if name == "in-process" or (name == "auto" and workers <= 1):
+    """`auto` with one worker: this process, two units overlapped where two cores are usable
+    (see `lsrep.executors.overlap`); with more: a process pool. `in-process`: strictly one
+    unit after another."""
+    if name == "auto" and workers <= 1:
+        from lsrep.executors.overlap import OverlappedExecutor, usable_cores
+
+        return OverlappedExecutor(2) if usable_cores() >= 2 else InProcessExecutor()
+    if name == "in-process":
         return InProcessExecutor()
     if name in ("process", "auto"):
         return ProcessPoolExecutor(workers)
