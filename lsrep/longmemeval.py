@@ -328,7 +328,9 @@ def default_workers(memory_mb: int = MEMORY_BUDGET_MB) -> int:
 
     Measured at S scale (benchmarks/longmemeval_diagnostic.py): the driver peaks near 120 MB
     and each worker near 105 MB, so the 300 MB default leaves one process (in-process, peak
-    ~200 MB); `--memory-mb 400` allows two workers where two cores are free.
+    ~200 MB); `--memory-mb 400` allows two workers where two cores are free. One worker is
+    not one core: `make_executor("auto", 1)` overlaps two units in threads of the driver, each
+    with its adapter in its own host process (`lsrep.executors.overlap`).
     """
     try:
         cores = len(os.sched_getaffinity(0))
