@@ -82,3 +82,12 @@ def test_auto_with_one_worker_overlaps_where_two_cores_are_usable(monkeypatch):
     monkeypatch.setattr(overlap, "usable_cores", lambda: 1)
     assert isinstance(make_executor("auto", 1), InProcessExecutor)
     assert type(make_executor("in-process", 1)) is InProcessExecutor
+
+
+def test_longmemeval_default_overlaps_only_within_the_memory_budget(monkeypatch):
+    from lsrep.longmemeval import OVERLAP_MB, default_executor
+
+    monkeypatch.setattr(overlap, "usable_cores", lambda: 2)
+    assert type(default_executor("auto", 1, 300)) is InProcessExecutor
+    assert isinstance(default_executor("auto", 1, OVERLAP_MB), OverlappedExecutor)
+    assert type(default_executor("in-process", 1, OVERLAP_MB)) is InProcessExecutor
