@@ -348,11 +348,11 @@ at S scale 318 MB overlapped (in-process ~210 MB), at M scale 513 MB (in-process
 
 
 def default_executor(name: str, workers: int, memory_mb: int = MEMORY_BUDGET_MB, address: str | None = None):
-    """`make_executor`, except that `auto` with one worker overlaps units only within the budget."""
+    """`make_executor`, except that `auto` with one worker overlaps two units where the budget allows."""
     from lsrep.executors import make_executor
 
-    if name == "auto" and workers <= 1 and memory_mb < OVERLAP_MB:
-        return InProcessExecutor()
+    if name == "auto" and workers <= 1 and memory_mb >= OVERLAP_MB:
+        name = "overlapped"
     return make_executor(name, workers, address)
 
 

@@ -18,7 +18,7 @@ def register(sub, command) -> None:
     sp.add_argument("--limit", type=int, help="only the first N questions (after --types / --questions)")
     sp.add_argument("--types", help="comma-separated question types to run (e.g. temporal-reasoning)")
     sp.add_argument("--questions", help="comma-separated question ids to run")
-    sp.add_argument("--executor", default="auto", choices=["auto", "in-process", "process", "ray"],
+    sp.add_argument("--executor", default="auto", choices=["auto", "in-process", "overlapped", "process", "ray"],
                     help="where units run (default: %(default)s)")
     sp.add_argument("--workers", type=int, default=None,
                     help="worker processes (default: the free cores, capped by --memory-mb)")

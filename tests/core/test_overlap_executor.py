@@ -76,12 +76,12 @@ def test_in_process_hosted_units_run_alone_in_the_calling_thread(monkeypatch):
     assert (1, True) in seen and (0, False) in seen
 
 
-def test_auto_with_one_worker_overlaps_where_two_cores_are_usable(monkeypatch):
+def test_overlapped_is_chosen_by_name_where_two_cores_are_usable(monkeypatch):
     monkeypatch.setattr(overlap, "usable_cores", lambda: 2)
-    assert isinstance(make_executor("auto", 1), OverlappedExecutor)
+    assert isinstance(make_executor("overlapped", 1), OverlappedExecutor)
+    assert type(make_executor("auto", 1)) is InProcessExecutor
     monkeypatch.setattr(overlap, "usable_cores", lambda: 1)
-    assert isinstance(make_executor("auto", 1), InProcessExecutor)
-    assert type(make_executor("in-process", 1)) is InProcessExecutor
+    assert type(make_executor("overlapped", 1)) is InProcessExecutor
 
 
 def test_longmemeval_default_overlaps_only_within_the_memory_budget(monkeypatch):
