@@ -1,16 +1,22 @@
-"""Executor speed-up: in-process vs process pool (1 and 2 workers) vs Ray (issue 10's benchmark).
+"""Executor speed-up, start-up included: in-process, overlapped, process pool (1, 2) and Ray (issue 20).
 
-    python benchmarks/executors.py [--questions 80] [--sessions 12]
+    python benchmarks/executors.py [--questions 80] [--sessions 12] [--repeat 3] [--no-ray]
 
 Runs the LongMemEval diagnostic over a generated LongMemEval-schema file (many small
-independent trajectories) with `vector-rag` and `full-context`, the offline answerer and
-judge, once per executor, and prints wall time, speed-up over in-process, and Ray's
-overhead per unit.
+independent units) with `vector-rag` and `full-context`, the offline answerer and judge,
+once per executor per repetition (executors interleaved, so each sees the same load), and
+prints wall and CPU time with min / median / max, the speed-up over in-process, and the
+1-minute load average at the start of each run. Every timing includes the executor's
+start-up: worker processes spawned and imported, Ray started (`ray.init`) and shut down.
+CPU is this process plus its waited-for children; adapter hosts are reaped by their fork
+server, so their CPU is not in it: compare wall times on an idle machine, and say which.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -18,50 +24,79 @@ from pathlib import Path
 from lsrep.probes.generator import generate_longmemeval_file
 
 from lsrep.executors.local import InProcessExecutor, ProcessPoolExecutor
+from lsrep.executors.overlap import OverlappedExecutor
 from lsrep.longmemeval import run_longmemeval, spec_from_systems
 
 
-def timed(spec, executor) -> tuple[float, int]:
-    start = time.perf_counter()
+def _cpu() -> float:
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+def _ray(workers: int):
+    from lsrep.executors.ray_cluster import RayExecutor
+
+    return RayExecutor(workers=workers)
+
+
+EXECUTORS = {
+    "in-process": InProcessExecutor,
+    "overlapped x2": lambda: OverlappedExecutor(2),
+    "process x1": lambda: ProcessPoolExecutor(1),
+    "process x2": lambda: ProcessPoolExecutor(2),
+    "ray x2": lambda: _ray(2),
+}
+
+
+def timed(spec, make) -> tuple[float, float, int, float]:
+    load = os.getloadavg()[0]
+    start, cpu = time.perf_counter(), _cpu()
+    executor = make()  # start-up is part of the figure
     out = run_longmemeval(spec, executor=executor, fresh=True)
-    return time.perf_counter() - start, out.units_run
+    if hasattr(executor, "shutdown"):
+        executor.shutdown()
+    return time.perf_counter() - start, _cpu() - cpu, out.units_run, load
+
+
+def spread(values: list[float], fmt: str = "{:.2f}") -> str:
+    return "min {} / median {} / max {}".format(*(fmt.format(v) for v in
+                                                 (min(values), statistics.median(values), max(values))))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--questions", type=int, default=80)
     parser.add_argument("--sessions", type=int, default=12)
+    parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--no-ray", action="store_true")
+    parser.add_argument("--only", help="comma-separated executor names (default: all)")
     args = parser.parse_args()
+    names = [n for n in EXECUTORS if not (args.no_ray and n.startswith("ray"))]
+    if args.only:
+        names = [n for n in names if n in {x.strip() for x in args.only.split(",")}]
+    if any(n.startswith("ray") for n in names):
+        try:
+            import ray  # noqa: F401
+        except ImportError:
+            print("ray: skipped (not installed)")
+            names = [n for n in names if not n.startswith("ray")]
     with tempfile.TemporaryDirectory() as tmp:
         data = generate_longmemeval_file(Path(tmp) / "lme.json", n_questions=args.questions,
                                          sessions_per_question=args.sessions, seed=1)
-        print(f"data: {args.questions} questions x {args.sessions} sessions, {data.stat().st_size / 2**20:.1f} MiB")
-        results = {}
-        runs = [("in-process", InProcessExecutor()), ("process x1", ProcessPoolExecutor(1)),
-                ("process x2", ProcessPoolExecutor(2))]
-        ray_executor = None
-        if not args.no_ray:
-            try:
-                from lsrep.executors.ray_cluster import RayExecutor
-
-                ray_executor = RayExecutor(workers=2)
-                ray_executor._ensure()  # start Ray before timing: startup is a one-off, not per unit
-                runs.append(("ray x2", ray_executor))
-            except Exception as exc:  # noqa: BLE001 - Ray is optional
-                print(f"ray: skipped ({exc})")
-        for name, executor in runs:
-            spec = spec_from_systems(["vector-rag", "full-context"], data, store=Path(tmp) / f"{name}.sqlite")
-            seconds, units = timed(spec, executor)
-            results[name] = (seconds, units)
-            base = results["in-process"][0]
-            print(f"{name:<11} {seconds:7.2f} s  {units} units  {units / seconds:6.1f} units/s  "
-                  f"speed-up {base / seconds:4.2f}x")
-        if ray_executor is not None:
-            ray_s, units = results["ray x2"]
-            pool_s, _ = results["process x2"]
-            print(f"ray overhead per unit vs process x2: {(ray_s - pool_s) / units * 1000:+.1f} ms")
-            ray_executor.shutdown()
+        print(f"data: {args.questions} questions x {args.sessions} sessions, {data.stat().st_size / 2**20:.1f} MiB; "
+              f"{os.cpu_count()} cores")
+        results: dict[str, list[tuple[float, float, int, float]]] = {n: [] for n in names}
+        for rep in range(args.repeat):
+            for name in names:
+                spec = spec_from_systems(["vector-rag", "full-context"], data, store=Path(tmp) / f"{rep}-{name}.sqlite")
+                results[name].append(timed(spec, EXECUTORS[name]))
+        base = statistics.median(r[0] for r in results.get("in-process", [(float("nan"),)]))
+        for name, runs in results.items():
+            walls = [r[0] for r in runs]
+            units = runs[0][2]
+            print(f"{name:<14} wall {spread(walls)} s  CPU {spread([r[1] for r in runs])} s  {units} units  "
+                  f"speed-up (median) {base / statistics.median(walls):4.2f}x  "
+                  f"load at start {spread([r[3] for r in runs], '{:.1f}')}")
 
 
 if __name__ == "__main__":

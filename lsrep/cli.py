@@ -249,7 +249,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="exit 0 even when units, maintenance or judgements failed (still printed)")
     sp.add_argument("--refresh-cache", action="store_true",
                     help="do not answer model calls from the response cache (replies are stored afresh)")
-    sp.add_argument("--executor", default="auto", choices=["auto", "in-process", "process", "ray"],
+    sp.add_argument("--executor", default="auto", choices=["auto", "in-process", "overlapped", "process", "ray"],
                     help="where units run (default: %(default)s: in-process for 1 worker, else a process pool)")
     sp.add_argument("--workers", type=int, default=1, help="parallel units (default: %(default)s)")
     sp.add_argument("--address", default=None, help="Ray cluster address (default: start Ray locally)")

@@ -87,7 +87,8 @@ class _Replay:
         self.deferred = Deferred(self.log, self._conclude)
         cls, opts = validate_condition(task.system, task.options, task.disable, task.condition)
         self.adapter_cls = cls
-        self.provenance = TurnIndex.of_turns(self.turns)
+        # Indexed in a thread while the adapter host (another process) ingests: the second core.
+        self._provenance = TurnIndex.in_background(self.turns)
         self.turn_ids = [t.turn_id for t in self.turns]
         from lsrep.memory_model.unit import unit_embedder, unit_relay
 
@@ -110,6 +111,10 @@ class _Replay:
         self.maintenance: list[dict[str, Any]] = []
         self.llm_calls: list[dict[str, Any]] = []
         self.aborted: str | None = None
+
+    @property
+    def provenance(self) -> TurnIndex:
+        return self._provenance.result()
 
     # -- steps ---------------------------------------------------------------------------------
     def run(self) -> None:

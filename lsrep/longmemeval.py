@@ -328,7 +328,9 @@ def default_workers(memory_mb: int = MEMORY_BUDGET_MB) -> int:
 
     Measured at S scale (benchmarks/longmemeval_diagnostic.py): the driver peaks near 120 MB
     and each worker near 105 MB, so the 300 MB default leaves one process (in-process, peak
-    ~200 MB); `--memory-mb 400` allows two workers where two cores are free.
+    ~200 MB); `--memory-mb 400` allows two workers where two cores are free. With one worker
+    and `--memory-mb` of at least `OVERLAP_MB`, two questions overlap in threads of the driver
+    (`lsrep.executors.overlap`; see `default_executor`).
     """
     try:
         cores = len(os.sched_getaffinity(0))
@@ -337,6 +339,21 @@ def default_workers(memory_mb: int = MEMORY_BUDGET_MB) -> int:
     free = cores - int(os.getloadavg()[0]) if hasattr(os, "getloadavg") else cores
     by_memory = (memory_mb - _DRIVER_MB) // _WORKER_MB
     return max(1, min(free, by_memory))
+
+
+OVERLAP_MB = 600
+"""Memory budget from which the default single worker overlaps two questions in threads. Two
+units in flight hold two trajectories, two turn indexes and two hosts: measured peak tree RSS
+at S scale 318 MB overlapped (in-process ~210 MB), at M scale 513 MB (in-process 182 MB)."""
+
+
+def default_executor(name: str, workers: int, memory_mb: int = MEMORY_BUDGET_MB, address: str | None = None):
+    """`make_executor`, except that `auto` with one worker overlaps two units where the budget allows."""
+    from lsrep.executors import make_executor
+
+    if name == "auto" and workers <= 1 and memory_mb >= OVERLAP_MB:
+        name = "overlapped"
+    return make_executor(name, workers, address)
 
 
 def select_items(spec: LongMemEvalSpec) -> Iterator[Any]:

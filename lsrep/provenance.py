@@ -27,9 +27,12 @@ checkpoint costs a dictionary lookup.
 
 from __future__ import annotations
 
+import concurrent.futures as cf
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
+from itertools import chain
 
 from lsrep.text import STOPWORDS, normalise_answer
 
@@ -80,6 +83,8 @@ _DATETIME = re.compile(
     r"|\b\d{1,2}:\d{2}(?::\d{2})?\b"
 )
 _TOKEN = re.compile(r"[a-z0-9]+")
+_DIGIT_SEP = re.compile(r"\d[-:]\d")
+"""A date or a time holds a digit, a dash or colon, a digit: texts without one skip both substitutions."""
 
 
 def rendering_tokens(speakers: Iterable[str | None], roles: Iterable[str]) -> frozenset[str]:
@@ -94,13 +99,21 @@ def rendering_tokens(speakers: Iterable[str | None], roles: Iterable[str]) -> fr
 def segments(text: str, drop: frozenset[str] = frozenset()) -> tuple[tuple[str, ...], ...]:
     """Content tokens per sentence-like segment: lowercase alphanumerics without dated groups,
     dates, times, stopwords or `drop`; empty segments left out."""
-    text = _DATETIME.sub(" ", _DATED_GROUP.sub(" ", text.lower()))
+    skip = _skip_set(drop)
+    text = text.lower()
+    if _DIGIT_SEP.search(text):  # dates and times need digits beside '-' or ':'
+        text = _DATETIME.sub(" ", _DATED_GROUP.sub(" ", text))
     out = []
     for part in _SEGMENT.split(text):
-        toks = tuple(t for t in _TOKEN.findall(part) if t not in STOPWORDS and t not in drop)
+        toks = tuple([t for t in _TOKEN.findall(part) if t not in skip])
         if toks:
             out.append(toks)
     return tuple(out)
+
+
+@lru_cache(maxsize=64)
+def _skip_set(drop: frozenset[str]) -> frozenset[str]:
+    return STOPWORDS | drop
 
 
 def normalise(text: str, drop: frozenset[str] = frozenset()) -> tuple[str, ...]:
@@ -160,30 +173,35 @@ class FragmentVerdict:
         return self.leak_turn is not None
 
 
+_BUILDER = cf.ThreadPoolExecutor(max_workers=1, thread_name_prefix="lsrep-turn-index")
+
+
 class TurnIndex:
     """Every turn of a trajectory, shingled once, with its position."""
 
     def __init__(self, contents: Sequence[str], drop: frozenset[str] = frozenset(), size: int = SHINGLE) -> None:
         self.size = size
         self.drop = drop
+        self.contents = tuple(contents)
+        # Every n-gram up to `size` inside a segment, so a short segment's shingle is found too;
+        # per turn in order of first appearance (n = 1..size per segment), posted once per turn.
         self.postings: dict[tuple[str, ...], list[int]] = {}
-        self.turn_grams: list[frozenset[tuple[str, ...]]] = []
-        self.turn_sentences: list[tuple[frozenset[tuple[str, ...]], ...]] = []
-        self.turn_tokens: list[frozenset[str]] = []
-        for pos, content in enumerate(contents):
-            segs = segments(content, drop)
-            # Every n-gram up to `size` inside a segment, so a short segment's shingle is found too.
-            grams: dict[tuple[str, ...], None] = {}
-            for toks in segs:
-                for n in range(1, size + 1):
-                    for i in range(len(toks) - n + 1):
-                        grams[tuple(toks[i:i + n])] = None
-            for gram in grams:
-                self.postings.setdefault(gram, []).append(pos)
-            self.turn_grams.append(frozenset(shingles(segs, size)))
-            self.turn_tokens.append(frozenset(t for seg in segs for t in seg))
-            self.turn_sentences.append(tuple(
-                frozenset(shingles([toks], size)) for toks in segs if len(toks) >= SENTENCE_MIN_TOKENS))
+        get = self.postings.get
+        for pos, content in enumerate(self.contents):
+            for gram in dict.fromkeys(chain.from_iterable(
+                    zip(*(toks[i:] for i in range(n)), strict=False)  # shorter shifted copies end it
+                    for toks in segments(content, drop) for n in range(1, size + 1))):
+                hit = get(gram)
+                if hit is None:
+                    self.postings[gram] = [pos]
+                else:
+                    hit.append(pos)
+        # Per-turn shingle sets, sentences and words are needed only for the turns a check asks
+        # about (evidence, cited turns): built on first use.
+        self.turn_grams = _PerTurn(self, 0)
+        self.turn_sentences = _PerTurn(self, 1)
+        self.turn_tokens = _PerTurn(self, 2)
+        self._per_turn: dict[int, tuple] = {}
         self._analyses: dict[str, TextAnalysis] = {}
         self._answer_texts: dict[str, str] = {}
         self._contexts: dict[tuple[str, ...], tuple[str, list[TextAnalysis], frozenset]] = {}
@@ -198,8 +216,25 @@ class TurnIndex:
         drop = rendering_tokens((t.speaker for t in turns), (t.role for t in turns))
         return cls([t.content for t in turns], drop)
 
+    @classmethod
+    def in_background(cls, turns: Sequence) -> cf.Future:
+        """`of_turns` in a worker thread, for a caller that waits on another process meanwhile."""
+        return _BUILDER.submit(cls.of_turns, turns)
+
     def __len__(self) -> int:
-        return len(self.turn_grams)
+        return len(self.contents)
+
+    def turn_parts(self, pos: int) -> tuple:
+        """Turn `pos`'s shingles, its sentences' shingles (sentences of `SENTENCE_MIN_TOKENS` or
+        more content tokens) and its content tokens, each a frozenset (cached)."""
+        hit = self._per_turn.get(pos)
+        if hit is None:
+            segs = segments(self.contents[pos], self.drop)
+            hit = self._per_turn[pos] = (
+                frozenset(shingles(segs, self.size)),
+                tuple(frozenset(shingles([toks], self.size)) for toks in segs if len(toks) >= SENTENCE_MIN_TOKENS),
+                frozenset(t for seg in segs for t in seg))
+        return hit
 
     def analyse(self, text: str) -> TextAnalysis:
         hit = self._analyses.get(text)
@@ -357,6 +392,25 @@ class TurnIndex:
                     present.add(t)
                     break
         return present
+
+
+class _PerTurn(Sequence):
+    """One of a `TurnIndex`'s per-turn views (0: shingles, 1: sentences, 2: tokens), built lazily."""
+
+    def __init__(self, index: TurnIndex, part: int) -> None:
+        self.index, self.part = index, part
+
+    def __len__(self) -> int:
+        return len(self.index.contents)
+
+    def __getitem__(self, pos):
+        if isinstance(pos, slice):
+            return [self[i] for i in range(*pos.indices(len(self)))]
+        if pos < 0:
+            pos += len(self)
+        if not 0 <= pos < len(self):
+            raise IndexError(pos)
+        return self.index.turn_parts(pos)[self.part]
 
 
 def duplicate_key(text: str, cited: Sequence[str], kind: str, index: TurnIndex) -> tuple | None:

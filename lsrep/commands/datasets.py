@@ -18,7 +18,7 @@ def register(sub, command) -> None:
     sp.add_argument("--limit", type=int, help="only the first N questions (after --types / --questions)")
     sp.add_argument("--types", help="comma-separated question types to run (e.g. temporal-reasoning)")
     sp.add_argument("--questions", help="comma-separated question ids to run")
-    sp.add_argument("--executor", default="auto", choices=["auto", "in-process", "process", "ray"],
+    sp.add_argument("--executor", default="auto", choices=["auto", "in-process", "overlapped", "process", "ray"],
                     help="where units run (default: %(default)s)")
     sp.add_argument("--workers", type=int, default=None,
                     help="worker processes (default: the free cores, capped by --memory-mb)")
@@ -39,7 +39,6 @@ def register(sub, command) -> None:
 
 def cmd_longmemeval(args) -> int:
     from lsrep.errors import LsrepError
-    from lsrep.executors import make_executor
     from lsrep.longmemeval import load_longmemeval_spec, run_longmemeval, spec_from_systems
 
     data = Path(args.data) if args.data else None
@@ -61,10 +60,11 @@ def cmd_longmemeval(args) -> int:
     if args.questions:
         update["questions"] = tuple(q.strip() for q in args.questions.split(",") if q.strip())
     spec = spec.model_copy(update=update)
-    from lsrep.longmemeval import default_workers
+    from lsrep.longmemeval import default_executor, default_workers
 
     workers = args.workers if args.workers is not None else default_workers(args.memory_mb)
-    outcome = run_longmemeval(spec, source=source, executor=make_executor(args.executor, workers, args.address),
+    executor = default_executor(args.executor, workers, args.memory_mb, args.address)
+    outcome = run_longmemeval(spec, source=source, executor=executor,
                               fresh=args.fresh, progress=args.progress)
     verb = "resumed" if outcome.resumed else "ran"
     print(f"{verb} run {outcome.run_id}: {outcome.questions} question(s), {outcome.units_run} unit(s) replayed, "

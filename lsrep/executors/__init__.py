@@ -9,8 +9,14 @@ __all__ = ["Executor", "InProcessExecutor", "ProcessPoolExecutor", "crashed_unit
 
 
 def make_executor(name: str, workers: int = 1, address: str | None = None) -> Executor:
+    """`auto`: in-process with one worker, a process pool with more. `overlapped`: this process,
+    two hosted units at a time in threads (see `lsrep.executors.overlap`), where two cores are usable."""
     if name == "in-process" or (name == "auto" and workers <= 1):
         return InProcessExecutor()
+    if name == "overlapped":
+        from lsrep.executors.overlap import OverlappedExecutor, usable_cores
+
+        return OverlappedExecutor(2) if usable_cores() >= 2 else InProcessExecutor()
     if name in ("process", "auto"):
         return ProcessPoolExecutor(workers)
     if name == "ray":
@@ -19,4 +25,4 @@ def make_executor(name: str, workers: int = 1, address: str | None = None) -> Ex
         return RayExecutor(address=address, workers=workers)
     from lsrep.errors import ConfigError
 
-    raise ConfigError(f"unknown executor {name!r} (in-process, process, ray)")
+    raise ConfigError(f"unknown executor {name!r} (in-process, overlapped, process, ray)")

@@ -152,13 +152,18 @@ class Zygote:
 _ZYGOTE: dict[int, Zygote] = {}
 
 
+_ZYGOTE_LOCK = threading.Lock()
+"""Units run in two threads (`lsrep.executors.overlap`) start one fork server between them."""
+
+
 def zygote() -> Zygote:
     """This process's fork server (a forked or spawned worker gets its own)."""
-    current = _ZYGOTE.get(os.getpid())
-    if current is None or not current.alive():
-        current = _ZYGOTE[os.getpid()] = Zygote()
-        atexit.register(current.close)
-    return current
+    with _ZYGOTE_LOCK:
+        current = _ZYGOTE.get(os.getpid())
+        if current is None or not current.alive():
+            current = _ZYGOTE[os.getpid()] = Zygote()
+            atexit.register(current.close)
+        return current
 
 
 class HostProcess:

@@ -1,0 +1,77 @@
+"""The turn index's fast build equals the definition: every n-gram (n <= 3) of every segment
+posted once per turn in order, per-turn shingles, sentences and words (built lazily)."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+
+from lsrep.protocol.models import Turn
+from lsrep.provenance import SENTENCE_MIN_TOKENS, TurnIndex, segments
+from lsrep.text import STOPWORDS
+
+TEXTS = [
+    "[2026-03-02 09:00] Ana (user): I moved to Lisbon on 2023-05-08 and started at 10:30.",
+    "Thanks! Sounds great.",
+    "The meeting (source: turn 8, 2023-05-08) ran 25:50; then lunch; then the long walk home along the river.",
+    "Ana: the 3-2 score at 9:15 was close",
+    "ok",
+    "We met at 9:15 and left at 11:40 sharp, after the talk",
+    "",
+    "Books: Dune, Emma, Ulysses. Films: Alien!  Music? Bach; Arvo Part; Nina Simone and Miles Davis on vinyl.",
+    "I moved to Lisbon and started at the new office near the river, the long walk home along the river.",
+]
+
+
+def _reference_segments(text, drop):
+    text = re.sub(r"\d{4}-\d{2}-\d{2}(?:[T ]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?"
+                  r"|\b\d{1,2}:\d{2}(?::\d{2})?\b", " ",
+                  re.sub(r"[\[(][^\[\]()\n]*?\d{4}-\d{2}-\d{2}[^\[\]()\n]*[\])]", " ", text.lower()))
+    out = []
+    for part in re.split(r"[.!?;:\n]+", text):
+        toks = tuple(t for t in re.findall(r"[a-z0-9]+", part) if t not in STOPWORDS and t not in drop)
+        if toks:
+            out.append(toks)
+    return tuple(out)
+
+
+def _reference_index(texts, drop, size=3):
+    postings, grams_of, sentences_of, tokens_of = {}, [], [], []
+    for pos, text in enumerate(texts):
+        segs = _reference_segments(text, drop)
+        grams = {}
+        for toks in segs:
+            for n in range(1, size + 1):
+                for i in range(len(toks) - n + 1):
+                    grams[tuple(toks[i:i + n])] = None
+        for gram in grams:
+            postings.setdefault(gram, []).append(pos)
+        shingle = lambda toks: {tuple(toks[i:i + min(size, len(toks))])  # noqa: E731
+                                for i in range(len(toks) - min(size, len(toks)) + 1)}
+        grams_of.append(frozenset().union(*(shingle(t) for t in segs)))
+        sentences_of.append(tuple(frozenset(shingle(t)) for t in segs if len(t) >= SENTENCE_MIN_TOKENS))
+        tokens_of.append(frozenset(t for seg in segs for t in seg))
+    return postings, grams_of, sentences_of, tokens_of
+
+
+def test_fast_build_equals_the_definition():
+    drop = frozenset({"ana", "user"})
+    index = TurnIndex(TEXTS, drop)
+    postings, grams_of, sentences_of, tokens_of = _reference_index(TEXTS, drop)
+    assert list(index.postings.items()) == list(postings.items())  # same keys, same order, same turns
+    assert len(index) == len(TEXTS)
+    assert list(index.turn_grams) == grams_of
+    assert list(index.turn_sentences) == sentences_of
+    assert list(index.turn_tokens) == tokens_of
+    assert index.turn_grams[-1] == grams_of[-1]
+    for text in TEXTS:
+        assert segments(text, drop) == _reference_segments(text, drop)
+
+
+def test_index_built_in_background_is_the_same_index():
+    turns = [Turn(turn_id=f"t{i}", session_id="s", timestamp=datetime(2026, 1, 1, tzinfo=UTC), role="user",
+                  speaker="Ana", content=text) for i, text in enumerate(TEXTS)]
+    built = TurnIndex.in_background(turns).result()
+    direct = TurnIndex.of_turns(turns)
+    assert list(built.postings.items()) == list(direct.postings.items())
+    assert built.drop == direct.drop == frozenset({"ana", "user"})
