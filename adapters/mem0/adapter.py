@@ -15,6 +15,7 @@ calls mem0 never offers its extractor, reported as `ineligible`.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import os
@@ -34,7 +35,14 @@ from lsrep.adapters.thirdparty import (
 )
 from pydantic import BaseModel, ConfigDict, Field
 
-from lsrep.contract import Fragment, MechanismSpec, MemoryAdapter, QueryResult, ReplayTurn
+from lsrep.contract import (
+    Fragment,
+    MechanismSpec,
+    MemoryAdapter,
+    QueryResult,
+    ReplayTurn,
+    SnapshotNotSupported,
+)
 
 EXTRACT = "mem0.extract"
 SEARCH = "mem0.search"
@@ -222,22 +230,23 @@ class Mem0Adapter(MemoryAdapter):
             if offset is None:
                 return sorted(points, key=lambda p: str(p.id))
 
+    def _collections(self) -> dict[str, Any]:
+        """The local Qdrant's collections (copied whole: a re-upsert would re-normalise vectors in float32)."""
+        local = getattr(self.memory.vector_store.client, "_client", None)
+        collections = getattr(local, "collections", None)
+        if not isinstance(collections, dict) or COLLECTION not in collections:
+            raise SnapshotNotSupported("mem0's vector store is not the local in-memory Qdrant this adapter copies")
+        return collections
+
     def snapshot(self) -> dict[str, Any]:
         db = sqlite3.connect(":memory:")
         with self.memory.db._lock:
             self.memory.db.connection.backup(db)
-        return {"points": [(p.id, p.vector, p.payload) for p in self._points()], "db": db,
+        return {"collection": copy.deepcopy(self._collections()[COLLECTION]), "db": db,
                 "turns": dict(self.turns), "ids": self.ids._rng.getstate()}
 
     def restore(self, snapshot: dict[str, Any]) -> None:
-        from qdrant_client.models import PointStruct
-
-        store = self.memory.vector_store
-        store.client.delete_collection(COLLECTION)
-        store.create_col(store.embedding_model_dims, store.on_disk)
-        if snapshot["points"]:
-            store.client.upsert(COLLECTION, points=[PointStruct(id=i, vector=v, payload=p)
-                                                    for i, v, p in snapshot["points"]])
+        self._collections()[COLLECTION] = copy.deepcopy(snapshot["collection"])
         with self.memory.db._lock:
             snapshot["db"].backup(self.memory.db.connection)
         self.turns = dict(snapshot["turns"])
@@ -248,9 +257,7 @@ class Mem0Adapter(MemoryAdapter):
         (without the wall-clock stamps mem0 puts on its own rows)."""
         h = hashlib.sha256()
         for p in self._points():
-            # Rounded: local Qdrant re-normalises a restored (already unit) vector in float32.
-            vector = [round(x, 5) for x in p.vector]
-            h.update(json.dumps([str(p.id), p.payload, vector], sort_keys=True, default=str).encode())
+            h.update(json.dumps([str(p.id), p.payload, p.vector], sort_keys=True, default=str).encode())
         with self.memory.db._lock:
             for sql in DIGESTED:
                 for row in self.memory.db.connection.execute(sql):
