@@ -89,9 +89,11 @@ def _import_mem0(home: str) -> Any:
         import mem0.utils.spacy_models as spacy_models
     except ImportError as exc:
         raise RuntimeError(f"the mem0 adapter needs mem0ai: pip install 'lsrep[mem0]' ({exc})") from None
-    if main.MEM0_TELEMETRY:
-        raise RuntimeError("mem0 was imported with telemetry on before the adapter could switch it off "
-                           "(set MEM0_TELEMETRY=False in the environment)")
+    import mem0.memory.telemetry as telemetry
+
+    # Imported earlier with telemetry on (another import in this process): switch off both flags mem0
+    # reads (`capture_event` and the notices read the telemetry module's, `Memory.__init__` its own copy).
+    telemetry.MEM0_TELEMETRY = main.MEM0_TELEMETRY = False
     # The entity and BM25-lemma lanes load spaCy, downloading its model when absent: mark both as
     # failed so mem0 takes its documented fallback (no entities, plain text) without a download.
     spacy_models._load_failed_full = True
