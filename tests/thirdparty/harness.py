@@ -36,3 +36,23 @@ def turns(*lines: tuple[str, str], session: str = "s1", start: datetime = START)
     return [ReplayTurn(turn_id=f"t{i}", session_id=session, conversation_id="c", index=i,
                        timestamp=start + timedelta(hours=i), role="user", speaker=speaker, content=content)
             for i, (speaker, content) in enumerate(lines)]
+
+
+def wraps_library(name: str) -> bool:
+    """A registered adapter that wraps a third-party library (it declares `distributions`): it needs
+    the library's extra and a memory model, so campaign tests over every system leave it to
+    tests/thirdparty."""
+    return bool(getattr(load_adapter_class(name), "distributions", ()))
+
+
+def missing_distributions(name: str) -> list[str]:
+    """The distributions a registered adapter declares that are not installed."""
+    from importlib.metadata import PackageNotFoundError, distribution
+
+    missing = []
+    for dist in getattr(load_adapter_class(name), "distributions", ()):
+        try:
+            distribution(dist)
+        except PackageNotFoundError:
+            missing.append(dist)
+    return missing
