@@ -50,3 +50,29 @@ def test_two_fresh_instances_send_the_same_requests():
         a.close()
         bodies.append(seen)
     assert bodies[0] == bodies[1] and any("<session_" in str(b) for b in bodies[0])
+
+
+def test_langmem_writes_nothing_to_the_home_folder_and_fetches_no_tiktoken_file(tmp_path):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    here = Path(__file__).resolve().parents[2]
+    home = tmp_path / "home"
+    home.mkdir()
+    script = (
+        f"import sys; sys.path.insert(0, {str(here)!r})\n"
+        "from tests.thirdparty.harness import build, offline_relay, turns\n"
+        "a = build('langmem', offline_relay())\n"
+        "(t,) = turns(('Ana', 'I planted roses in the back garden today.'))\n"
+        "a.reset(conversation_id='c', now=t.timestamp); a.ingest(t, now=t.timestamp)\n"
+        "assert a.query('What did I plant?', now=t.timestamp).fragments\n"
+        "a.close()\n")
+    env = {k: v for k, v in os.environ.items() if "TIKTOKEN" not in k}
+    # An unroutable proxy: a tiktoken download (or any other fetch) would fail the script.
+    env.update(HOME=str(home), PYTHONPATH=str(here), HTTPS_PROXY="http://127.0.0.1:9", NO_PROXY="127.0.0.1,localhost")
+    done = subprocess.run([sys.executable, "-c", script], env=env, cwd=tmp_path, capture_output=True, text=True,
+                          timeout=240)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert list(home.iterdir()) == []
