@@ -8,6 +8,7 @@ from typing import Any
 
 from lsrep.reports import provenance
 from lsrep.reports.common import OUTCOMES, Context, cluster, group, outcome_counts
+from lsrep.reports.cost import cost_section as cost  # noqa: F401 - the section list names quality.cost
 from lsrep.reports.instrument import calibration_blocks, locomo_table
 from lsrep.reports.timeline import checkpoint_axis
 from lsrep.reports.tree import Callout, Column, Figure, Section, Table
@@ -318,68 +319,6 @@ def paired(ctx: Context) -> Section:
         "paired", "Paired differences",
         "Each comparison uses only the probe-checkpoint pairs both conditions answered, so probe "
         "difficulty cancels out.", tuple(blocks),
-    )
-
-
-def cost(ctx: Context) -> Section:
-    from lsrep.reports.cost import cost_block
-
-    by_cond = group(ctx.data.observations, "condition")
-    rows, points = [], []
-    usage = any(o["usage_prompt_tokens"] is not None for o in ctx.data.observations)
-    memory = bool(ctx.data.memory_calls)
-    for cond in ctx.conditions:
-        obs = by_cond.get(cond, [])
-        ok = [o for o in obs if o["status"] == "ok"]
-        acc = ctx.metrics.score(cond).headline
-        frags = ctx.mean(ok, lambda o: o["n_fragments"], "fragments", cond)
-        ctx_tokens = ctx.mean(ok, lambda o: o["context_tokens"], "context_tokens", cond)
-        prompt = ctx.mean(ok, lambda o: o["prompt_tokens"], "prompt_tokens", cond)
-        spent = cost_block(ctx.data, cond)
-        per_obs = spent["total_tokens"] / len(obs) if obs else None
-        row = {"condition": cond, "accuracy": acc, "fragments": frags, "context_tokens": ctx_tokens,
-               "prompt_tokens": prompt, "query_ms": ctx.mean(ok, lambda o: o["query_ms"], "query_ms", cond).value,
-               "memory_tokens": (spent["memory_llm_tokens"] + spent["memory_embedding_tokens"]) / len(obs) if obs
-               else None, "memory_calls": spent["memory_llm_calls"] + spent["memory_embedding_calls"],
-               "total_tokens": per_obs, "ingest_ms": spent["ingest_ms_per_turn"]}
-        if usage:
-            row["usage"] = ctx.mean(ok, lambda o: o["usage_prompt_tokens"], "usage", cond)
-        rows.append(row)
-        points.append({"condition": cond, "accuracy": acc.value, "lo": acc.interval[0], "hi": acc.interval[1],
-                       "fragments": frags.value, "prompt_tokens": prompt.value, "total_tokens": per_obs})
-    columns = [
-        Column("condition", "Condition", "condition"),
-        Column("accuracy", "Headline", "rate_estimate", f"{HEADLINE_METRIC}; {ctx.settings.ci_label}"),
-        Column("fragments", "Fragments / obs.", "estimate", ctx.settings.ci_label),
-        Column("context_tokens", "Context tokens / obs.", "estimate"),
-        Column("prompt_tokens", "Prompt tokens / obs.", "estimate", "whole answer prompt"),
-        Column("memory_calls", "Memory-model calls", "int", "the system's own chat + embedding calls"),
-        Column("memory_tokens", "Memory-model tokens / obs.", "number", "all memory-side tokens / observations"),
-        Column("total_tokens", "Total tokens / obs.", "number", "answer + memory-side tokens / observations"),
-        Column("ingest_ms", "Ingest ms / turn", "ms"),
-        Column("query_ms", "Query ms (mean)", "ms"),
-    ]
-    if not memory:
-        columns = [c for c in columns if c.key not in ("memory_calls", "memory_tokens")]
-    if usage:
-        columns.insert(5, Column("usage", "Endpoint prompt tokens", "estimate", "reported usage"))
-    fig = Figure(
-        "fig-cost", "cost", "Quality against context cost", {"points": points},
-        caption=f"Headline ({HEADLINE_METRIC}, {ctx.settings.ci_label}) against mean fragments (left) and total "
-                "tokens per observation (right): the answer prompt plus everything the memory system's own model "
-                "spent.",
-        alt="Accuracy plotted against mean fragments and total tokens per observation per condition.",
-    )
-    return Section(
-        "cost", "Quality against context cost",
-        "Quality is only half the story: what each condition spent to get it — fragments returned, tokens in "
-        "the answer prompt (one common estimator for every system), and the tokens the memory system's own "
-        "model used to ingest, maintain and search (every call through its gateway, recorded per phase).",
-        (fig, Table(tuple(columns), tuple(rows), notes=(
-            "Cost means are over observations whose query succeeded (status ok); the headline over all "
-            "answerable observations. Total tokens / obs. divide a condition's whole spend (answers, memory "
-            "chat and embeddings, cache hits included) by its observations; report.json has the `cost` block.",
-            ctx.settings.boot_note))),
     )
 
 

@@ -24,7 +24,10 @@ def role_window(spec: AnswererSpec) -> tuple[AnswererSpec, Any]:
     The answerer's `context_window` bounds the prompt (the harness's estimate); the client's
     window also holds the reserved completion (`max_tokens`), so it is that much larger.
     """
+    from lsrep.llm.config import EndpointSpec
+
     endpoint = spec.endpoint
+    EndpointSpec.of(endpoint)  # the table as written must be valid (e.g. its window above max_tokens)
     if "context_window" in spec.model_fields_set or "context_window" not in endpoint.model_fields_set:
         prompt_window = spec.context_window
     else:

@@ -2,9 +2,9 @@
 
 Attribution is the harness's: a relayed request arrives while the harness is driving one adapter
 call (a single call, or call k of a batch, whose earlier calls have already answered), so it is
-tagged with that call's phase and turn or probe. A request outside any adapter call (e.g. a
-library's background thread after the call returned) is recorded with phase `unattributed`,
-never dropped.
+tagged with that call's phase and turn or probe. A request that arrives between adapter calls
+(e.g. from a library's background thread) is recorded with phase `unattributed`, never dropped;
+one that arrives during a later call is booked to that call (the harness cannot tell it apart).
 """
 
 from __future__ import annotations

@@ -66,26 +66,26 @@ class _Handler(BaseHTTPRequestHandler):
             data = [{"id": m, "object": "model", "created": 0, "owned_by": "lsrep"} for m in self.gateway.models]
             self._send(200, {"object": "list", "data": data})
         else:
-            self._send(404, _error(f"no such path {self.path!r}", "invalid_request_error"))
+            self._send(404, error_body(f"no such path {self.path!r}", "invalid_request_error"))
 
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         kind = PATHS.get(self.path.split("?")[0].rstrip("/"))
         if kind is None:
-            self._send(404, _error(f"no such path {self.path!r} (the gateway serves /v1/chat/completions, "
+            self._send(404, error_body(f"no such path {self.path!r} (the gateway serves /v1/chat/completions, "
                                    "/v1/embeddings, /v1/models)", "invalid_request_error"))
             return
         try:
             body = json.loads(raw or b"{}")
         except json.JSONDecodeError:
-            self._send(400, _error("request body is not JSON", "invalid_request_error"))
+            self._send(400, error_body("request body is not JSON", "invalid_request_error"))
             return
         if not isinstance(body, dict):
-            self._send(400, _error("request body is not a JSON object", "invalid_request_error"))
+            self._send(400, error_body("request body is not a JSON object", "invalid_request_error"))
             return
         if body.get("stream"):
-            self._send(400, _error("the LSREP gateway does not stream; send stream=false", "invalid_request_error"))
+            self._send(400, error_body("the LSREP gateway does not stream; send stream=false", "invalid_request_error"))
             return
         reply = self.gateway.handle(kind, body)
         self._send(int(reply["status"]), reply["body"])
@@ -100,5 +100,6 @@ class _Handler(BaseHTTPRequestHandler):
             pass
 
 
-def _error(message: str, kind: str) -> dict[str, Any]:
+def error_body(message: str, kind: str = "upstream_error") -> dict[str, Any]:
+    """An OpenAI-style error body."""
     return {"error": {"message": message, "type": kind, "code": None}}

@@ -17,8 +17,8 @@ from typing import Any
 
 from lsrep.memory_model.accounting import CallBook, call_context
 from lsrep.memory_model.config import endpoint_spec, public_spec
+from lsrep.memory_model.gateway import error_body
 from lsrep.memory_model.offline import OfflineResponder
-from lsrep.memory_model.upstream import EndpointUpstream, error_body
 
 
 class MemoryRelay:
@@ -126,7 +126,7 @@ class MemoryRelay:
 
     def close(self) -> None:
         for answerer in (self._llm, self._embedder):
-            if isinstance(answerer, EndpointUpstream):
+            if answerer is not None and not isinstance(answerer, OfflineResponder):
                 answerer.client.close()
 
 
@@ -136,6 +136,7 @@ def _answerer(spec: Any, store_path: str | None, refresh_before: str | None) -> 
     if spec.kind == "offline":
         return OfflineResponder(model=spec.model, dimensions=spec.dimensions)
     from lsrep.llm.client import LLMClient
+    from lsrep.memory_model.upstream import EndpointUpstream
 
     endpoint = endpoint_spec(spec)
     if store_path is None:

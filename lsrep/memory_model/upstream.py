@@ -19,6 +19,7 @@ from typing import Any
 from lsrep.llm.cache import request_key
 from lsrep.llm.client import LLMClient, _check_chat, _post
 from lsrep.llm.config import EndpointSpec
+from lsrep.memory_model.gateway import error_body
 
 
 @dataclass
@@ -36,10 +37,6 @@ class Answered:
     error: str | None = None
     request_sha256: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
-
-
-def error_body(message: str, kind: str = "upstream_error") -> dict[str, Any]:
-    return {"error": {"message": message, "type": kind, "code": None}}
 
 
 UPSTREAM_FAILED = 424

@@ -47,45 +47,6 @@ class TrajectorySpec(Spec):
         return self
 
 
-class ConditionSpec(Spec):
-    """A system, its options and ablations: one arm of the experiment."""
-
-    name: str = Field(min_length=1)
-    """Condition name shown in reports."""
-    system: str = Field(min_length=1)
-    """Registered adapter name or `module:Class`."""
-    options: dict[str, Any] = Field(default_factory=dict)
-    """Adapter options, validated against its `Options` model."""
-    disable: tuple[str, ...] = ()
-    """Mechanisms switched off (must be declared and switchable)."""
-    schedule: Path | ScheduleSpec | None = None
-    """This condition's own schedule (schedules as an experimental factor)."""
-    answer_mode: Literal["context", "system"] | None = None
-    """Override the campaign's answer mode for this condition."""
-    memory_llm: MemoryModelSpec | None = None
-    """This condition's own memory-side chat model (overrides the campaign's `[memory_llm]`)."""
-    memory_embedder: MemoryModelSpec | None = None
-    """This condition's own memory-side embedder (overrides the campaign's `[memory_embedder]`)."""
-
-
-class EndpointRef(Spec):
-    """An OpenAI-compatible endpoint; the key comes from the named environment variable."""
-
-    base_url: str
-    model: str
-    api_key_env: str = "OPENAI_API_KEY"
-    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
-    max_tokens: int = Field(default=256, ge=1)
-    seed: int | None = None
-    timeout_s: float = Field(default=60.0, gt=0)
-    max_retries: int = Field(default=4, ge=0)
-    concurrency: int = Field(default=4, ge=1)
-    context_window: int = Field(default=8192, ge=1)
-    overflow: Literal["fail", "truncate_oldest"] = "fail"
-    price_prompt_per_1k: float | None = Field(default=None, ge=0)
-    price_completion_per_1k: float | None = Field(default=None, ge=0)
-
-
 class MemoryModelSpec(Spec):
     """A memory system's own model (`[memory_llm]`, `[memory_embedder]`): an endpoint, or `offline`.
 
@@ -128,6 +89,45 @@ class MemoryModelSpec(Spec):
         elif self.base_url is not None:
             raise ValueError("base_url is for kind 'endpoint'; kind 'offline' calls no server")
         return self
+
+
+class ConditionSpec(Spec):
+    """A system, its options and ablations: one arm of the experiment."""
+
+    name: str = Field(min_length=1)
+    """Condition name shown in reports."""
+    system: str = Field(min_length=1)
+    """Registered adapter name or `module:Class`."""
+    options: dict[str, Any] = Field(default_factory=dict)
+    """Adapter options, validated against its `Options` model."""
+    disable: tuple[str, ...] = ()
+    """Mechanisms switched off (must be declared and switchable)."""
+    schedule: Path | ScheduleSpec | None = None
+    """This condition's own schedule (schedules as an experimental factor)."""
+    answer_mode: Literal["context", "system"] | None = None
+    """Override the campaign's answer mode for this condition."""
+    memory_llm: MemoryModelSpec | None = None
+    """This condition's own memory-side chat model (overrides the campaign's `[memory_llm]`)."""
+    memory_embedder: MemoryModelSpec | None = None
+    """This condition's own memory-side embedder (overrides the campaign's `[memory_embedder]`)."""
+
+
+class EndpointRef(Spec):
+    """An OpenAI-compatible endpoint; the key comes from the named environment variable."""
+
+    base_url: str
+    model: str
+    api_key_env: str = "OPENAI_API_KEY"
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
+    max_tokens: int = Field(default=256, ge=1)
+    seed: int | None = None
+    timeout_s: float = Field(default=60.0, gt=0)
+    max_retries: int = Field(default=4, ge=0)
+    concurrency: int = Field(default=4, ge=1)
+    context_window: int = Field(default=8192, ge=1)
+    overflow: Literal["fail", "truncate_oldest"] = "fail"
+    price_prompt_per_1k: float | None = Field(default=None, ge=0)
+    price_completion_per_1k: float | None = Field(default=None, ge=0)
 
 
 class AnswererSpec(Spec):

@@ -34,3 +34,21 @@ def test_an_adapter_reaches_its_gateway_and_every_call_is_attributed(tmp_path, h
     # The JSON-mode facts are the turn's own words, so retrieval finds something.
     assert store.rows("select count(*) n from observations where run_id = ? and n_fragments > 0",
                       [out.run_id])[0]["n"] == len(observations)
+
+
+def test_a_call_outside_any_adapter_call_is_booked_unattributed_not_dropped():
+    from lsrep.memory_model.accounting import CallBook
+    from lsrep.memory_model.relay import MemoryRelay
+    from lsrep.protocol.campaign import MemoryModelSpec
+
+    relay = MemoryRelay(CallBook("r", "u", "c"), llm=MemoryModelSpec(kind="offline"))
+    body = {"model": "m", "messages": [{"role": "user", "content": "hello there"}]}
+    assert relay.serve("chat", body)["status"] == 200
+    relay.begin("ingest", ({"turn_id": "t7"},))
+    relay.serve("chat", body)
+    relay.end()
+    relay.serve("chat", body)
+    assert [(r["phase"], r["turn_id"]) for r in relay.book.rows] == [
+        ("unattributed", None), ("ingest", "t7"), ("unattributed", None)]
+    # A role the condition does not configure is an error the library sees, and nothing is booked.
+    assert relay.serve("embeddings", {"input": ["x"]})["status"] == 404 and len(relay.book.rows) == 3
