@@ -11,7 +11,10 @@ import pytest
 
 from lsrep.conformance import CHECKS, ConformanceReport, run_conformance
 from lsrep.errors import LsrepError
+from lsrep.memory_model.checking import check_relay
+from lsrep.protocol.campaign import MemoryModelSpec
 from lsrep.registry import ADAPTERS, load_adapter_class
+from tests.thirdparty.harness import missing_distributions
 
 REGISTERED = ADAPTERS.entries()
 
@@ -25,7 +28,11 @@ def report_for(name: str) -> ConformanceReport:
     if name not in _reports:
         try:
             load_adapter_class(name)
-            _reports[name] = run_conformance(name)
+            if missing := missing_distributions(name):
+                pytest.skip(f"{name} wraps {', '.join(missing)}, not installed (its lsrep extra)")
+            # The memory model `lsrep adapters check` gives by default (adapters that use none ignore it).
+            offline = MemoryModelSpec(kind="offline")
+            _reports[name] = run_conformance(name, memory=check_relay(offline, offline))
         except LsrepError as exc:
             _reports[name] = exc
     got = _reports[name]
