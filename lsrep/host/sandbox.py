@@ -106,7 +106,9 @@ def view(module: str | None, workdir: Path) -> dict[str, Any]:
         ro += _package_dirs((module.partition(".")[0],))
     hide = protected() + _package_dirs(HARNESS_ONLY)
     hide += [os.path.realpath(os.getcwd())]
-    hide += [os.path.realpath(a) for a in sys.argv[1:] if os.path.isabs(a) or os.path.exists(a)]
+    # Paths on the harness's command line (the campaign file), except Python modules (code, e.g. a
+    # test file that defines the adapter).
+    hide += [os.path.realpath(a) for a in sys.argv[1:] if os.path.exists(a) and not a.endswith(".py")]
     for path in list(hide):
         hide += [path + suffix for suffix in ("-wal", "-shm", "-journal")]
     return {"ro": list(dict.fromkeys(ro)), "rw": os.path.realpath(workdir), "hide": list(dict.fromkeys(hide)),
