@@ -31,6 +31,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from lsrep.paraphrase import TokenFirsts
 from lsrep.text import STOPWORDS, normalise_answer
 
 SHINGLE = 3
@@ -144,6 +145,9 @@ class FragmentVerdict:
     best_turn: int | None
     """Replayed turn sharing the most shingles with the text, among the turns up to the one that
     completed it (None: no match)."""
+    leak_evidence: str = ""
+    """What proves the leak: `shingles` (copied word sequences) or `tokens` (a paraphrase: the
+    distinctive words of one later turn, see `lsrep.paraphrase`); empty when there is none."""
 
     @property
     def leak(self) -> bool:
@@ -174,6 +178,7 @@ class TurnIndex:
             self.turn_tokens.append(frozenset(t for seg in segs for t in seg))
             self.turn_sentences.append(tuple(
                 frozenset(shingles([toks], size)) for toks in segs if len(toks) >= SENTENCE_MIN_TOKENS))
+        self.firsts = TokenFirsts(self.turn_tokens)
         self._analyses: dict[str, TextAnalysis] = {}
         self._answer_texts: dict[str, str] = {}
         self._contexts: dict[tuple[str, ...], tuple[str, list[TextAnalysis], frozenset]] = {}
@@ -207,7 +212,8 @@ class TurnIndex:
                     continue
                 for p in where:
                     by_turn.setdefault(p, set()).add(gram)
-            settled = max((where[0] + 1 for where in positions if where), default=0)
+            settled = max(max((where[0] + 1 for where in positions if where), default=0),
+                          self.firsts.settled(toks))
             hit = TextAnalysis(len(toks), toks, positions, grams,
                                {p: frozenset(g) for p, g in by_turn.items()}, frozenset(common), settled)
             if len(self._analyses) > 200_000:
@@ -258,12 +264,18 @@ class TurnIndex:
         past = matched = in_cited = 0
         future: dict[int, int] = {}
         per_turn: dict[int, int] = {}
-        for positions in a.positions:
+        # Attribution is judged on full-length shingles when the text has any: a one- or two-word
+        # segment ("visited:", "user (person)") is an extractor's label, said in many turns, and
+        # says nothing about which turn the text came from.
+        n_full = sum(len(g) >= self.size for g, where in zip(a.grams, a.positions, strict=True) if where)
+        full = n_full > 0
+        for gram, positions in zip(a.grams, a.positions, strict=True):
             if not positions:
                 continue
-            matched += 1
-            if cited_set and not cited_set.isdisjoint(positions):
-                in_cited += 1
+            if not full or len(gram) >= self.size:
+                matched += 1
+                if cited_set and not cited_set.isdisjoint(positions):
+                    in_cited += 1
             if positions[0] < prefix_len:
                 past += 1
                 if len(positions) <= COMMON_POSTINGS:
@@ -280,6 +292,9 @@ class TurnIndex:
             turn, n = max(future.items(), key=lambda kv: (kv[1], -kv[0]))
             if n >= min(LEAK_MIN_SHINGLES, total) and (a.n_tokens > self.size or n == total):
                 leak_turn, leak_n = turn, n
+        evidence = "shingles" if leak_turn is not None else ""
+        if leak_turn is None and (token_leak := self.firsts.leak(a.tokens, prefix_len)) is not None:
+            (leak_turn, leak_n), evidence = token_leak, "tokens"
         share = past / total
         unsourced = not derived and leak_turn is None and share < SOURCED_MIN_SHARE
         if unsourced and 0 < len(cited) <= CITED_WORDS_MAX_TURNS:
@@ -288,9 +303,10 @@ class TurnIndex:
             words = set(a.tokens)
             said = set().union(*(self.turn_tokens[c] for c in cited))
             unsourced = len(words & said) < CITED_WORDS_MIN_SHARE * len(words)
-        misattributed = bool(cited) and matched >= min(2, total) and in_cited / matched < ATTRIBUTED_MIN_SHARE
+        misattributed = (bool(cited) and matched >= min(2, n_full if full else total)
+                         and in_cited / matched < ATTRIBUTED_MIN_SHARE)
         best = max(per_turn.items(), key=lambda kv: (kv[1], -kv[0]))[0] if per_turn else None
-        return FragmentVerdict(total, share, leak_turn, leak_n, unsourced, misattributed, best)
+        return FragmentVerdict(total, share, leak_turn, leak_n, unsourced, misattributed, best, evidence)
 
     # -- evidence ------------------------------------------------------------------------------
     def turns_in_context(self, turns: Iterable[int], texts: tuple[str, ...]) -> set[int]:
