@@ -43,6 +43,8 @@ PROTECTED_ENV = "LSREP_HOST_PROTECTED"
 """The harness's list of paths to cover (JSON); kept in the environment so spawned workers inherit
 it. The host's own environment is rebuilt from scratch and never carries it."""
 
+PROTECTED_MAX = 500
+"""Paths kept (the latest): a long-lived process running many campaigns does not grow without end."""
 SYSTEM_DIRS = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
 CODE_PACKAGES = ("lsrep", "lsrep.adapters", "lsrep.systems")
@@ -70,7 +72,7 @@ def protect(*paths: str | os.PathLike[str] | None) -> None:
     for p in paths:
         if p:
             current.append(os.path.realpath(p))
-    os.environ[PROTECTED_ENV] = json.dumps(list(dict.fromkeys(current)))
+    os.environ[PROTECTED_ENV] = json.dumps(list(dict.fromkeys(current))[-PROTECTED_MAX:])
 
 
 def protected() -> list[str]:
@@ -210,6 +212,10 @@ def enter(spec: dict[str, Any]) -> None:
     for src in sorted({os.path.realpath(p) for p in spec["ro"] if os.path.exists(p)}, key=len):
         if not _under(src, binds):
             binds.append(src)
+    # A private /tmp (and the harness's temporary folder), mounted first: binds may lie inside.
+    for tmp in dict.fromkeys(["/tmp", spec.get("tmp") or "/tmp"]):
+        if not _under(tmp, binds):
+            _mount("lsrep-tmp", _mkdirs(root, tmp), "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=1777")
     for path in spec["ro"]:
         if os.path.islink(path):
             _place(root, path, True)
@@ -217,10 +223,7 @@ def enter(spec: dict[str, Any]) -> None:
         inner = _place(root, src, os.path.isdir(src))
         _mount(src, inner, None, _MS_BIND | _MS_REC)
         _read_only(inner)
-    # A private /tmp (or wherever the harness's temporary folder is), the host's folder in it.
-    for tmp in dict.fromkeys(["/tmp", spec.get("tmp") or "/tmp"]):
-        if not _under(tmp, binds):
-            _mount("lsrep-tmp", _mkdirs(root, tmp), "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=1777")
+    # The host's own folder, read-write (in the private /tmp).
     _mount(workdir, _mkdirs(root, workdir), None, _MS_BIND)
     _devices(root)
     _mount("/proc", _mkdirs(root, "/proc"), None, _MS_BIND | _MS_REC)
