@@ -43,6 +43,9 @@ PROTECTED_ENV = "LSREP_HOST_PROTECTED"
 """The harness's list of paths to cover (JSON); kept in the environment so spawned workers inherit
 it. The host's own environment is rebuilt from scratch and never carries it."""
 
+WRITABLE_ENV = "LSREP_HOST_WRITABLE"
+"""Opt-in: folders (os.pathsep-separated) every host may also read and write, e.g. a test
+recorder's log folder. Never point it at evaluation data: what is in it is in the view."""
 PROTECTED_MAX = 500
 """Paths kept (the latest): a long-lived process running many campaigns does not grow without end."""
 SYSTEM_DIRS = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
@@ -113,7 +116,9 @@ def view(module: str | None, workdir: Path) -> dict[str, Any]:
     hide += [os.path.realpath(a) for a in sys.argv[1:] if os.path.exists(a) and not a.endswith(".py")]
     for path in list(hide):
         hide += [path + suffix for suffix in ("-wal", "-shm", "-journal")]
+    extra = [os.path.realpath(p) for p in os.environ.get(WRITABLE_ENV, "").split(os.pathsep) if p and os.path.isdir(p)]
     return {"ro": list(dict.fromkeys(ro)), "rw": os.path.realpath(workdir), "hide": list(dict.fromkeys(hide)),
+            "rw_extra": extra,
             "tmp": os.path.realpath(os.path.dirname(os.path.realpath(workdir)))}
 
 
@@ -227,12 +232,14 @@ def enter(spec: dict[str, Any]) -> None:
         _read_only(inner)
     # The host's own folder, read-write (in the private /tmp).
     _mount(workdir, _mkdirs(root, workdir), None, _MS_BIND)
+    for extra in spec.get("rw_extra", ()):
+        _mount(extra, _mkdirs(root, extra), None, _MS_BIND | _MS_REC)
     _devices(root)
     _mount("/proc", _mkdirs(root, "/proc"), None, _MS_BIND | _MS_REC)
     if os.path.isdir("/sys"):
         _mount("/sys", _mkdirs(root, "/sys"), None, _MS_BIND | _MS_REC)
         _read_only(root + "/sys")
-    _cover(root, spec["hide"], binds, workdir)
+    _cover(root, spec["hide"], [*binds, *spec.get("rw_extra", ())], workdir)
     os.chdir(root)
     _check(_libc.syscall(_syscall("pivot_root"), b".", b"."), "pivot_root")
     _check(_libc.umount2(b".", _MNT_DETACH), "detach the old root")
