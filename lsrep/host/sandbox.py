@@ -111,9 +111,9 @@ def view(module: str | None, workdir: Path) -> dict[str, Any]:
         ro += _package_dirs((module.partition(".")[0],))
     hide = protected() + _package_dirs(HARNESS_ONLY)
     hide += [os.path.realpath(os.getcwd())]
-    # Paths on the harness's command line (the campaign file), except Python modules (code, e.g. a
-    # test file that defines the adapter).
-    hide += [os.path.realpath(a) for a in sys.argv[1:] if os.path.exists(a) and not a.endswith(".py")]
+    # Files on the harness's command line (the campaign file), except Python modules (code, e.g. a
+    # test file that defines the adapter); folders there may be the adapter's own package.
+    hide += [os.path.realpath(a) for a in sys.argv[1:] if os.path.isfile(a) and not a.endswith(".py")]
     for path in list(hide):
         hide += [path + suffix for suffix in ("-wal", "-shm", "-journal")]
     extra = [os.path.realpath(p) for p in os.environ.get(WRITABLE_ENV, "").split(os.pathsep) if p and os.path.isdir(p)]
