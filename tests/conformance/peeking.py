@@ -149,12 +149,13 @@ def from_disk(question: str, candidates: list[Path]) -> list[str]:
             stores.append(f"the run store {path.name} holds this question")
             continue
         for line in raw.decode(errors="replace").splitlines():
-            try:
+            try:  # any file of the disk: odd JSON is skipped, never fatal
                 row = json.loads(line)
-            except ValueError:
+                if isinstance(row, dict) and row.get("question") == question:
+                    answers.setdefault(mtime, []).extend(
+                        r["answer"] for r in row.get("references", [])
+                        if isinstance(r, dict) and isinstance(r.get("answer"), str))
+            except (ValueError, RecursionError, TypeError, AttributeError):
                 continue
-            if isinstance(row, dict) and row.get("question") == question:
-                answers.setdefault(mtime, []).extend(
-                    r["answer"] for r in row.get("references", []) if isinstance(r.get("answer"), str))
     found = answers[max(answers)] if answers else stores
     return list(dict.fromkeys(found))
