@@ -303,7 +303,9 @@ class TurnIndex:
             words = set(a.tokens)
             said = set().union(*(self.turn_tokens[c] for c in cited))
             unsourced = len(words & said) < CITED_WORDS_MIN_SHARE * len(words)
-        misattributed = (bool(cited) and matched >= min(2, n_full if full else total)
+        # Without a full-length shingle (labels and a one-word value, "likes: action") there is
+        # too little text to say where it came from: not judged.
+        misattributed = (bool(cited) and full and matched >= min(2, n_full)
                          and in_cited / matched < ATTRIBUTED_MIN_SHARE)
         best = max(per_turn.items(), key=lambda kv: (kv[1], -kv[0]))[0] if per_turn else None
         return FragmentVerdict(total, share, leak_turn, leak_n, unsourced, misattributed, best, evidence)
