@@ -62,6 +62,11 @@ def prepare_run(path: Path | str, store_path: Path | str | None = None, *, overr
     problem = open_error(store)
     if problem:
         raise InputError(store, f"{problem} (store of campaign {where})")
+    from lsrep.host.sandbox import protect
+
+    # Adapter hosts started from now on cannot see these (lsrep/host/sandbox.py).
+    files = list(campaign.input_files.values())
+    protect(campaign.path, campaign.path.parent, store, store.parent, *files, *(f.parent for f in files))
     inputs = load_inputs(campaign, limit)
     _check_storable(campaign, inputs)
     described = _validate_conditions(campaign)

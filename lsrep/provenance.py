@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from itertools import chain
 
+from lsrep.paraphrase import TokenFirsts
 from lsrep.text import STOPWORDS, normalise_answer
 
 SHINGLE = 3
@@ -167,6 +168,9 @@ class FragmentVerdict:
     best_turn: int | None
     """Replayed turn sharing the most shingles with the text, among the turns up to the one that
     completed it (None: no match)."""
+    leak_evidence: str = ""
+    """What proves the leak: `shingles` (copied word sequences) or `tokens` (a paraphrase: the
+    distinctive words of one later turn, see `lsrep.paraphrase`); empty when there is none."""
 
     @property
     def leak(self) -> bool:
@@ -202,6 +206,7 @@ class TurnIndex:
         self.turn_sentences = _PerTurn(self, 1)
         self.turn_tokens = _PerTurn(self, 2)
         self._per_turn: dict[int, tuple] = {}
+        self.firsts = TokenFirsts.from_postings(self.postings)
         self._analyses: dict[str, TextAnalysis] = {}
         self._answer_texts: dict[str, str] = {}
         self._contexts: dict[tuple[str, ...], tuple[str, list[TextAnalysis], frozenset]] = {}
@@ -252,7 +257,8 @@ class TurnIndex:
                     continue
                 for p in where:
                     by_turn.setdefault(p, set()).add(gram)
-            settled = max((where[0] + 1 for where in positions if where), default=0)
+            settled = max(max((where[0] + 1 for where in positions if where), default=0),
+                          self.firsts.settled(toks))
             hit = TextAnalysis(len(toks), toks, positions, grams,
                                {p: frozenset(g) for p, g in by_turn.items()}, frozenset(common), settled)
             if len(self._analyses) > 200_000:
@@ -303,12 +309,18 @@ class TurnIndex:
         past = matched = in_cited = 0
         future: dict[int, int] = {}
         per_turn: dict[int, int] = {}
-        for positions in a.positions:
+        # Attribution is judged on full-length shingles when the text has any: a one- or two-word
+        # segment ("visited:", "user (person)") is an extractor's label, said in many turns, and
+        # says nothing about which turn the text came from.
+        n_full = sum(len(g) >= self.size for g, where in zip(a.grams, a.positions, strict=True) if where)
+        full = n_full > 0
+        for gram, positions in zip(a.grams, a.positions, strict=True):
             if not positions:
                 continue
-            matched += 1
-            if cited_set and not cited_set.isdisjoint(positions):
-                in_cited += 1
+            if not full or len(gram) >= self.size:
+                matched += 1
+                if cited_set and not cited_set.isdisjoint(positions):
+                    in_cited += 1
             if positions[0] < prefix_len:
                 past += 1
                 if len(positions) <= COMMON_POSTINGS:
@@ -325,6 +337,9 @@ class TurnIndex:
             turn, n = max(future.items(), key=lambda kv: (kv[1], -kv[0]))
             if n >= min(LEAK_MIN_SHINGLES, total) and (a.n_tokens > self.size or n == total):
                 leak_turn, leak_n = turn, n
+        evidence = "shingles" if leak_turn is not None else ""
+        if leak_turn is None and (token_leak := self.firsts.leak(a.tokens, prefix_len)) is not None:
+            (leak_turn, leak_n), evidence = token_leak, "tokens"
         share = past / total
         unsourced = not derived and leak_turn is None and share < SOURCED_MIN_SHARE
         if unsourced and 0 < len(cited) <= CITED_WORDS_MAX_TURNS:
@@ -333,9 +348,12 @@ class TurnIndex:
             words = set(a.tokens)
             said = set().union(*(self.turn_tokens[c] for c in cited))
             unsourced = len(words & said) < CITED_WORDS_MIN_SHARE * len(words)
-        misattributed = bool(cited) and matched >= min(2, total) and in_cited / matched < ATTRIBUTED_MIN_SHARE
+        # Without a full-length shingle (labels and a one-word value, "likes: action") there is
+        # too little text to say where it came from: not judged.
+        misattributed = (bool(cited) and full and matched >= min(2, n_full)
+                         and in_cited / matched < ATTRIBUTED_MIN_SHARE)
         best = max(per_turn.items(), key=lambda kv: (kv[1], -kv[0]))[0] if per_turn else None
-        return FragmentVerdict(total, share, leak_turn, leak_n, unsourced, misattributed, best)
+        return FragmentVerdict(total, share, leak_turn, leak_n, unsourced, misattributed, best, evidence)
 
     # -- citations -----------------------------------------------------------------------------
     def carried(self, text: str, cited: Iterable[int]) -> tuple[int, ...]:

@@ -63,7 +63,8 @@ def _planted(folder: Path, token: str):
 
 
 @check("gold_unreachable", "an adapter that reads gold held by the harness: expected answers on the call stack "
-       "or the heap, the campaign file named in argv, the working directory or the environment, key-like "
+       "or the heap, the campaign file named in argv, the working directory or the environment, probe files "
+       "and stores found by walking the disk, key-like "
        "environment variables. The default adapter host makes these impossible (the adapter runs in another "
        "process); in-process, a planted answer reaching the output fails this check",
        example="StackPeekingAdapter")

@@ -64,4 +64,12 @@ def describe_host(mode: str) -> dict[str, Any]:
         return {"mode": mode, "isolation": "none (debugging: adapters share the harness process)"}
     from lsrep.host.client import isolation
 
-    return {"mode": mode, "isolation": isolation()}
+    level = isolation()
+    out: dict[str, Any] = {"mode": mode, "isolation": level}
+    if level == "sandbox":
+        out.update(filesystem="minimal root per host: system, Python and adapter code read-only, run inputs and "
+                              "store covered, private folder and /tmp (lsrep/host/sandbox.py)",
+                   network="loopback only")
+    else:
+        out.update(filesystem="the harness's (same user)", network="the harness's")
+    return out

@@ -1,4 +1,4 @@
-"""Entry points: `python -m lsrep.host --zygote SOCKET_FD` (the fork server, see `zygote`), or
+"""Entry points: `python -m lsrep.host --zygote SOCKET_FD [--sandbox]` (the fork server, see `zygote`), or
 `python -m lsrep.host READ_FD WRITE_FD` (one host on two pipes)."""
 
 import sys
@@ -6,7 +6,7 @@ import sys
 if sys.argv[1:2] == ["--zygote"]:
     from lsrep.host.zygote import serve
 
-    sys.exit(serve(int(sys.argv[2])))
+    sys.exit(serve(int(sys.argv[2]), sandboxed="--sandbox" in sys.argv[3:]))
 
 from lsrep.host.server import main
 

@@ -49,16 +49,33 @@ NAMESPACE_CMD = ("unshare", "--map-current-user", "--pid", "--fork", "--mount-pr
 the harness's process (its command line, environment, working directory or open files)."""
 
 
+SANDBOX_CMD = (*NAMESPACE_CMD, "--net")
+"""Where allowed, also a network namespace with only loopback, and a minimal root per host
+(:mod:`lsrep.host.sandbox`): the gold on disk and the harness's sockets are out of reach."""
+
+
 @functools.cache
 def isolation() -> str:
-    """`pid-namespace` where an unprivileged PID namespace can be made here, else `process`."""
+    """The strongest level this machine allows: `sandbox` (PID, mount and network namespaces, a
+    minimal root per host), `pid-namespace`, or `process` (a separate process only)."""
     if shutil.which("unshare") is None:
         return "process"
+    from lsrep.host import sandbox
+
+    probe = Path(tempfile.mkdtemp(prefix="lsrep-probe-"))
+    script = f"import runpy; runpy.run_path({sandbox.__file__!r})['selftest']({str(probe)!r})"
     try:
-        done = subprocess.run([*NAMESPACE_CMD, "true"], capture_output=True, timeout=10)
-    except (OSError, subprocess.SubprocessError):
-        return "process"
-    return "pid-namespace" if done.returncode == 0 else "process"
+        for level, cmd in (("sandbox", [*SANDBOX_CMD, sys.executable, "-S", "-c", script]),
+                           ("pid-namespace", [*NAMESPACE_CMD, "true"])):
+            try:
+                done = subprocess.run(cmd, capture_output=True, timeout=20, cwd=probe, env=host_environment(probe))
+            except (OSError, subprocess.SubprocessError):
+                continue
+            if done.returncode == 0:
+                return level
+    finally:
+        shutil.rmtree(probe, ignore_errors=True)
+    return "process"
 
 
 def host_environment(workdir: Path) -> dict[str, str]:
@@ -97,8 +114,10 @@ class Zygote:
         self.workdir = Path(tempfile.mkdtemp(prefix="lsrep-zygote-"))
         self.isolation = isolation()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        prefix = NAMESPACE_CMD if self.isolation == "pid-namespace" else ()
+        prefix = {"sandbox": SANDBOX_CMD, "pid-namespace": NAMESPACE_CMD}.get(self.isolation, ())
         cmd = [*prefix, sys.executable, "-m", "lsrep.host", "--zygote", str(theirs.fileno())]
+        if self.isolation == "sandbox":
+            cmd.append("--sandbox")
         try:
             # Hosts' stdout goes to the harness's stderr: an adapter's print never mixes into a
             # command's output.
@@ -128,8 +147,13 @@ class Zygote:
             self._ask({"op": "preload", "modules": [module]})
             self.preloaded.add(module)
 
-    def spawn(self, workdir: Path, fds: tuple[int, int]) -> int:
-        return int(self._ask({"op": "spawn", "workdir": str(workdir)}, fds)["pid"])
+    def spawn(self, workdir: Path, fds: tuple[int, int], module: str | None = None) -> int:
+        request: dict[str, Any] = {"op": "spawn", "workdir": str(workdir)}
+        if self.isolation == "sandbox":
+            from lsrep.host.sandbox import view
+
+            request["view"] = view(module, workdir)
+        return int(self._ask(request, fds)["pid"])
 
     def kill(self, pid: int) -> None:
         try:
@@ -183,7 +207,7 @@ class HostProcess:
         to_host_r, to_host_w = os.pipe()
         from_host_r, from_host_w = os.pipe()
         try:
-            self.child = self.zygote.spawn(self.workdir, (to_host_r, from_host_w))
+            self.child = self.zygote.spawn(self.workdir, (to_host_r, from_host_w), preload)
         finally:
             os.close(to_host_r)
             os.close(from_host_w)

@@ -43,8 +43,14 @@ def _readline(sock: socket.socket) -> tuple[dict | None, list[int]]:
     return json.loads(data), fds
 
 
-def serve(fd: int) -> int:
+def serve(fd: int, sandboxed: bool = False) -> int:
     sock = socket.socket(fileno=fd)
+    if sandboxed:
+        from lsrep.host import sandbox
+
+        # Not dumpable: a host cannot reach /proc/1/root (this process's view of the whole disk).
+        sandbox.set_dumpable(False)
+        sandbox.loopback_up()
     for name in PRELOAD:
         try:
             __import__(name)
@@ -75,17 +81,19 @@ def serve(fd: int) -> int:
             continue
         pid = os.fork()
         if pid == 0:
-            _become_host(sock, fds, request["workdir"])
+            _become_host(sock, fds, request["workdir"], request.get("view"))
         for f in fds:
             os.close(f)
         sock.sendall(json.dumps({"pid": pid}).encode() + b"\n")
 
 
-def _become_host(sock: socket.socket, fds: list[int], workdir: str) -> None:
+def _become_host(sock: socket.socket, fds: list[int], workdir: str, view: dict | None = None) -> None:
     code = 1
     try:
         sock.close()
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        if view is not None and not _sandbox(view, fds):
+            return
         os.chdir(workdir)
         tmp = os.path.join(workdir, "tmp")
         os.makedirs(tmp, exist_ok=True)
@@ -99,3 +107,21 @@ def _become_host(sock: socket.socket, fds: list[int], workdir: str) -> None:
     finally:
         sys.stdout.flush()
         os._exit(code)
+
+
+def _sandbox(view: dict, fds: list[int]) -> bool:
+    """Enter the host's view (see `lsrep.host.sandbox`); if that fails, say why to the harness."""
+    from lsrep.host.sandbox import enter
+
+    try:
+        enter(view)
+        return True
+    except OSError as exc:
+        from multiprocessing.connection import Connection
+
+        from lsrep.host.wire import describe_exception, recv, send
+
+        rx, tx = Connection(fds[0], writable=False), Connection(fds[1], readable=False)
+        recv(rx, 30)
+        send(tx, {"error": describe_exception(exc)})
+        return False

@@ -402,6 +402,17 @@ class FilePeekingAdapter(_Peeker):
         return from_files(question)
 
 
+class DiskSearchingAdapter(_Peeker):
+    """Walks the whole filesystem (no path given) for probe files and run stores holding the question."""
+
+    def peek(self, question: str) -> list[str]:
+        from tests.conformance.peeking import disk_candidates, from_disk
+
+        if getattr(self, "candidates", None) is None:
+            self.candidates = disk_candidates()  # walked once per instance, at its first question
+        return from_disk(question, self.candidates)
+
+
 class EnvPeekingAdapter(_Peeker):
     """Returns key-like environment variables (its own and its parent's) as context."""
 
@@ -415,6 +426,7 @@ PEEKING: dict[type[MemoryAdapter], str] = {
     StackPeekingAdapter: "gold_unreachable",
     HeapPeekingAdapter: "gold_unreachable",
     FilePeekingAdapter: "gold_unreachable",
+    DiskSearchingAdapter: "gold_unreachable",
     EnvPeekingAdapter: "gold_unreachable",
 }
 """Peekers: harmless in the default adapter host; in-process, the check named fails for each."""

@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 from lsrep.contract import AdapterSetup, MemoryAdapter, ReplayTurn
+from lsrep.host.sandbox import WRITABLE_ENV
 from lsrep.runner import run_campaign
 
 RECORDER = "tests.conformance.recording_adapter:RecordingAdapter"
@@ -46,6 +47,14 @@ def recorder_block(name: str, system: str, log: Path) -> str:
     return f'[[conditions]]\nname = "{name}"\nsystem = "{system}"\noptions = {{ log = "{log}" }}\n'
 
 
+def host_log(tmp_path: Path, monkeypatch) -> Path:
+    """A log file in a folder of its own that adapter hosts may write (the recorder runs there)."""
+    folder = tmp_path / "host-log"
+    folder.mkdir()
+    monkeypatch.setenv(WRITABLE_ENV, str(folder))
+    return folder / "calls.jsonl"
+
+
 def read_log(log: Path) -> list[dict]:
     return [json.loads(line) for line in log.read_text().splitlines()]
 
@@ -65,12 +74,12 @@ def test_the_contract_surface_carries_no_reference_fields():
     }
 
 
-def test_no_reference_answer_or_evidence_label_reaches_an_adapter(example, tmp_path):
+def test_no_reference_answer_or_evidence_label_reaches_an_adapter(example, tmp_path, monkeypatch):
     data = example.parent / "quickstart"
     with (data / "probes.jsonl").open("a", encoding="utf-8") as fh:
         for probe in CANARY_PROBES:
             fh.write(json.dumps(probe) + "\n")
-    log = tmp_path / "calls.jsonl"
+    log = host_log(tmp_path, monkeypatch)
     campaign = write_campaign(example, recorder_block("recorder", RECORDER, log)
                               + recorder_block("recorder-isolated", RECORDER, log)
                               + 'schedule = "../schedules/session-end-isolated.toml"\n')
@@ -100,8 +109,8 @@ def test_no_reference_answer_or_evidence_label_reaches_an_adapter(example, tmp_p
     assert any(c["call"] == "restore" for c in calls)  # the isolated condition really snapshotted
 
 
-def test_every_system_in_a_campaign_gets_the_same_budget(example, tmp_path):
-    log = tmp_path / "calls.jsonl"
+def test_every_system_in_a_campaign_gets_the_same_budget(example, tmp_path, monkeypatch):
+    log = host_log(tmp_path, monkeypatch)
     campaign = write_campaign(example, recorder_block("plain", RECORDER, log)
                               + recorder_block("honours", BUDGET_RECORDER, log), header="retrieval_budget = 321\n")
     out = run_campaign(campaign)
@@ -111,8 +120,8 @@ def test_every_system_in_a_campaign_gets_the_same_budget(example, tmp_path):
     assert {c["args"]["retrieval_budget"] for c in setups} == {321}
 
 
-def test_without_a_declared_budget_no_system_gets_one(example, tmp_path):
-    log = tmp_path / "calls.jsonl"
+def test_without_a_declared_budget_no_system_gets_one(example, tmp_path, monkeypatch):
+    log = host_log(tmp_path, monkeypatch)
     run_campaign(write_campaign(example, recorder_block("plain", RECORDER, log)
                                 + recorder_block("honours", BUDGET_RECORDER, log)))
     assert {c["args"]["retrieval_budget"] for c in read_log(log) if c["call"] == "setup"} == {None}

@@ -53,7 +53,8 @@ name = "leaky"
 system = "tests.core.adapters_for_tests:LeakyAdapter"
 options = {{ trajectory_path = "{traj}" }}
 ''')
-    out = run_campaign(example)
+    # In-process: in its adapter host the trajectory file is covered (tests/host/test_host_view.py).
+    out = run_campaign(example, adapter_host="in-process")
     store = RunStore(out.store_path)
     rows = store.rows("select condition, sum(proven_leak > 0) as n, count(*) as total from observations "
                       "where run_id = ? group by condition", [out.run_id])

@@ -51,8 +51,12 @@ def test_cli_runs_the_fragment_with_retrieval_recall_and_report(shared, tmp_path
     assert (tmp_path / "report" / "report.html").exists()
 
 
-def test_gold_labels_never_reach_an_adapter(shared, tmp_path):
-    log = tmp_path / "calls.jsonl"
+def test_gold_labels_never_reach_an_adapter(shared, tmp_path, monkeypatch):
+    from lsrep.host.sandbox import WRITABLE_ENV
+
+    (tmp_path / "host-log").mkdir()
+    monkeypatch.setenv(WRITABLE_ENV, str(tmp_path / "host-log"))  # the recorder in its host writes here
+    log = tmp_path / "host-log" / "calls.jsonl"
     data = _fragment(shared)
     spec = LongMemEvalSpec(data=data, store=tmp_path / "s.sqlite", conditions=(ConditionSpec(
         name="recorder", system="tests.conformance.recording_adapter:RecordingAdapter",

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import sys
 import time
 from contextlib import contextmanager
 from datetime import datetime
+
+from pydantic import BaseModel, ConfigDict
 
 from lsrep.contract import Fragment, MemoryAdapter, QueryResult, ReplayTurn
 
@@ -214,3 +217,36 @@ class ChattyAdapter(ClockReadingAdapter):
         logging.getLogger("chatty.store").warning("entity extraction skipped for %s", "turn")
         logging.getLogger("chatty.store").info("not captured: below WARNING")
         super().ingest(turn, now=now)
+class NetOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    port: int
+    """The harness-side server's port."""
+    addresses: list[str]
+    """Addresses of the harness's machine to try (loopback and the machine's own)."""
+
+
+class NetworkReachingAdapter(MemoryAdapter):
+    """Tries to reach a server of the harness's machine over TCP, and its own server on loopback."""
+
+    Options = NetOptions
+
+    def reset(self, *, conversation_id: str, now: datetime) -> None:
+        pass
+
+    def ingest(self, turn: ReplayTurn, *, now: datetime) -> None:
+        pass
+
+    def query(self, question: str, *, now: datetime) -> QueryResult:
+        reached = {}
+        for address in self.setup.options.addresses:
+            try:
+                with socket.create_connection((address, self.setup.options.port), timeout=3) as conn:
+                    reached[address] = conn.recv(64).decode()
+            except OSError as exc:
+                reached[address] = f"unreachable: {type(exc).__name__}"
+        with socket.create_server(("127.0.0.1", 0)) as server:  # a gateway inside the host works
+            port = server.getsockname()[1]
+            with socket.create_connection(("127.0.0.1", port), timeout=3) as conn, server.accept()[0] as peer:
+                peer.sendall(b"own loopback")
+                reached["own"] = conn.recv(64).decode()
+        return QueryResult(fragments=(Fragment(text=json.dumps(reached)),))

@@ -139,7 +139,7 @@ def test_the_recording_host_keeps_every_request_it_serves():
             return "ok"
 
     cls, _ = validate_condition("tests.host.host_adapters:ModelCallingAdapter", {}, (), "c")
-    host = RecordingHost(llm=Model(), embedder=None)
+    host = RecordingHost(llm=Model(), embedder=None, preload=cls.__module__)  # its package is in the host's view
     try:
         host.start_path(import_path(cls), hooks(True))
         adapter = HostedAdapter(host, cls, options={}, disable=(), retrieval_budget=None, seed=0, owns_host=False)

@@ -21,7 +21,7 @@ from lsrep.store import RunStore
 REPO = Path(__file__).resolve().parents[2]
 KEY = "sk-canary-0123456789abcdef"
 PEEKERS = {"stack": "StackPeekingAdapter", "heap": "HeapPeekingAdapter", "file": "FilePeekingAdapter",
-           "env": "EnvPeekingAdapter"}
+           "disk": "DiskSearchingAdapter", "env": "EnvPeekingAdapter"}
 
 
 def _with_peekers(example: Path) -> Path:
@@ -73,7 +73,7 @@ def runs(tmp_path_factory):
     return {mode: _run(campaign, mode) for mode in ("in-process", "process")}
 
 
-@pytest.mark.parametrize("route", ["stack", "heap", "file"])
+@pytest.mark.parametrize("route", ["stack", "heap", "file", "disk"])
 def test_in_process_the_peeker_finds_gold_and_gains(runs, route):
     got, honest = runs["in-process"][route], runs["in-process"]["reference"]
     assert len(got["peeked"]) > got["n"] // 2, got["peeked"][:3]
@@ -88,8 +88,10 @@ def test_in_process_the_environment_holds_the_key(runs):
 
 @pytest.mark.parametrize("route", list(PEEKERS))
 def test_in_the_adapter_host_every_route_finds_nothing(runs, route):
-    if route == "file" and isolation() != "pid-namespace":
+    if route == "file" and isolation() == "process":
         pytest.skip("no PID namespace on this machine: /proc shows the harness's command line (see docs)")
+    if route == "disk" and isolation() != "sandbox":
+        pytest.skip("no mount namespace on this machine: the host sees the disk (see docs)")
     got, honest = runs["process"][route], runs["process"]["reference"]
     assert got["peeked"] == []
     assert got["accuracy"] == honest["accuracy"]

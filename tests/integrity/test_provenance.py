@@ -114,3 +114,26 @@ def test_evidence_recall_is_decided_by_content():
     m = evidence_metrics(exp, ("Ana likes weather reports.", "She lived in Lisbon, later Porto."), idx, WHERE)
     assert (m.content_recall, m.answer_in_context, m.stale_in_context, m.future_in_context) == (0.0, 0, 1, 1)
     assert evidence_metrics(Expected(ask=True, expect_abstain=True), ("x",), idx, WHERE).answer_in_context is None
+
+
+def test_extractor_labels_do_not_decide_attribution():
+    # An extracted fact rendered with one-word labels ("lot:", "words:") said in other turns: the
+    # fact's own words decide which turn it came from (ICE's facts on LoCoMo were flagged so).
+    idx = index()
+    fact = "user (person): lot: words: adopted grey cat"
+    assert not idx.verdict(fact, prefix_len=7, cited=[2], derived=True).misattributed
+    assert idx.verdict(fact, prefix_len=7, cited=[0], derived=True).misattributed
+
+
+def test_reworded_and_reordered_future_text_is_a_leak_by_its_distinctive_words():
+    from tests.integrity.zoo import paraphrase, reorder
+
+    idx = index()
+    future = CONTENTS[5][2]  # "Big news: we finally moved to Porto, into an apartment in the Bonfim neighbourhood."
+    for text in (paraphrase(future), reorder(future)):
+        v = idx.verdict(text, prefix_len=5, cited=[4], derived=True)
+        assert v.leak_turn == 5 and v.leak_evidence == "tokens", (text, v)
+        # Once the turn is replayed the same words are no leak.
+        assert not idx.verdict(text, prefix_len=6, cited=[5], derived=True).leak
+    # Words of the replayed past, reordered, are not future content.
+    assert not idx.verdict(reorder(CONTENTS[2][2]), prefix_len=3, cited=[2]).leak

@@ -66,6 +66,12 @@ def test_fast_build_equals_the_definition():
     assert index.turn_grams[-1] == grams_of[-1]
     for text in TEXTS:
         assert segments(text, drop) == _reference_segments(text, drop)
+    # The paraphrase detector's first-turn and turn-count tables, read off the 1-gram postings,
+    # equal the definition over the per-turn word sets.
+    from lsrep.paraphrase import TokenFirsts
+
+    reference = TokenFirsts(tokens_of)
+    assert (index.firsts.first, index.firsts.turns) == (reference.first, reference.turns)
 
 
 def test_index_built_in_background_is_the_same_index():

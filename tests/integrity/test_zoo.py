@@ -27,14 +27,19 @@ CASES = {
     "nondeterministic": ("NondeterministicAdapter", "nondeterministic_checkpoints"),
     "unsourced": ("UnsourcedAdapter", "unsourced"),
     "misattributed": ("MisattributedAdapter", "misattributed"),
+    "paraphrasing": ("ParaphrasingLeakAdapter", "proven_leaks"),
+    "reordering": ("ReorderingLeakAdapter", "proven_leaks"),
 }
-FILE_OPTIONS = {"FutureReadAdapter", "LaunderedLeakAdapter", "SmugglingSummaryAdapter"}
+FILE_OPTIONS = {"FutureReadAdapter", "LaunderedLeakAdapter", "SmugglingSummaryAdapter", "ParaphrasingLeakAdapter",
+                "ReorderingLeakAdapter"}
 
 
 def zoo_campaign(folder: Path, cases: dict[str, tuple[str, str]], *, budget: int | None = 400,
                  enforce: bool = False, repetitions: int = 2) -> Path:
     lines = [
         'name = "zoo"', f"repetitions = {repetitions}", 'store = "zoo.sqlite"',
+        # In-process: the cheats read the trajectory file, which the adapter host hides from them.
+        'adapter_host = "in-process"',
         f'schedule = "{ROOT / "schedules" / "session-end.toml"}"',
     ]
     if budget is not None:
@@ -90,7 +95,20 @@ def test_laundered_leak_is_caught_by_content_not_citation(zoo_run):
         cited = json.loads(r["source_turn_ids"])
         assert all(turns[t] < r["prefix_len"] for t in cited)
         assert turns[r["leak_turn_id"]] >= r["prefix_len"]
-        assert r["misattributed"] == 1
+    # Misattributed too, wherever the copied text is long enough to judge (a full-length shingle).
+    assert sum(r["misattributed"] for r in rows) > len(rows) // 2
+
+
+@pytest.mark.parametrize("condition", ["paraphrasing", "reordering"])
+def test_reworded_leaks_are_proven_by_distinctive_tokens(zoo_run, condition):
+    # No copied word triple survives rewording or reordering: the leak is proven by the later
+    # turn's distinctive words, and that turn is not yet replayed.
+    store, run_id = zoo_run
+    rows = store.rows(
+        "select f.leak_turn_id, o.prefix_len from fragments f join observations o on o.obs_id = f.obs_id "
+        "where o.run_id = ? and o.condition = ? and f.content_leak = 1", [run_id, condition])
+    turns = {r["turn_id"]: r["idx"] for r in store.rows("select turn_id, idx from turns where run_id = ?", [run_id])}
+    assert rows and all(turns[r["leak_turn_id"]] >= r["prefix_len"] for r in rows)
 
 
 def test_smuggled_summary_is_not_excused_as_derived(zoo_run):
@@ -111,7 +129,7 @@ def test_the_only_alarms_are_the_named_ones(zoo_run):
     records = integrity_records(store, run_id)
     # A copied future turn too short to prove a leak still matches no replayed turn: unsourced.
     allowed = {"laundered": {"misattributed", "unsourced"}, "smuggling-summary": {"misattributed"},
-               "future-read": {"unsourced"}}
+               "future-read": {"unsourced"}, "reordering": {"unsourced"}}
     for name, (_, alarm) in CASES.items():
         extra = {k for k, v in records[name].items() if v and k != alarm} - allowed.get(name, set())
         assert not extra, (name, records[name])

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import re
 from datetime import datetime
 from pathlib import Path
 
@@ -179,3 +180,46 @@ class DeclaredNondeterministicAdapter(NondeterministicAdapter):
     """The same noise, declared: its repetitions are expected to differ."""
 
     deterministic = False
+_SYNONYMS = {"i": "they", "my": "their", "me": "them", "we": "they", "our": "their", "went": "headed",
+             "is": "seems", "was": "seemed", "and": "plus", "to": "toward", "a": "one", "the": "that",
+             "it": "this", "so": "very", "got": "obtained", "have": "own", "has": "owns", "at": "by"}
+
+
+def paraphrase(text: str) -> str:
+    """Reworded without a verbatim word triple: function words swapped for synonyms, a filler after
+    every second word; names, numbers and content words kept."""
+    words = re.findall(r"[\w'-]+", text)
+    out = []
+    for i, w in enumerate(words):
+        out.append(_SYNONYMS.get(w.lower(), w))
+        if i % 2:
+            out.append("basically")
+    return " ".join(out)
+
+
+def reorder(text: str) -> str:
+    """The same words in reverse order: every word kept, no word sequence kept."""
+    return " ".join(reversed(re.findall(r"[\w'-]+", text)))
+
+
+class ParaphrasingLeakAdapter(_FutureReader):
+    """A 'summary' (derived) that retells the next turns of the file in other words."""
+
+    def query(self, question: str, *, now: datetime) -> QueryResult:
+        if not self.lines:
+            return QueryResult()
+        latest = self.lines[-1][0]
+        told = [Fragment(text=f"Recap: {paraphrase(t['content'])}", source_turn_ids=(latest,), kind="summary")
+                for t in self.future()]
+        return QueryResult(fragments=tuple(self.transcript() + told))
+
+
+class ReorderingLeakAdapter(_FutureReader):
+    """Adds the next turns with their words reordered, attributed to the latest ingested turn."""
+
+    def query(self, question: str, *, now: datetime) -> QueryResult:
+        if not self.lines:
+            return QueryResult()
+        latest = self.lines[-1][0]
+        told = [Fragment(text=reorder(t["content"]), source_turn_ids=(latest,)) for t in self.future()]
+        return QueryResult(fragments=tuple(self.transcript() + told))
