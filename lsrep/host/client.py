@@ -147,12 +147,13 @@ class Zygote:
             self._ask({"op": "preload", "modules": [module]})
             self.preloaded.add(module)
 
-    def spawn(self, workdir: Path, fds: tuple[int, int], module: str | None = None) -> int:
+    def spawn(self, workdir: Path, fds: tuple[int, int], module: str | None = None,
+              grants: tuple[str, ...] = ()) -> int:
         request: dict[str, Any] = {"op": "spawn", "workdir": str(workdir)}
         if self.isolation == "sandbox":
             from lsrep.host.sandbox import view
 
-            request["view"] = view(module, workdir)
+            request["view"] = view(module, workdir, grants)
         return int(self._ask(request, fds)["pid"])
 
     def kill(self, pid: int) -> None:
@@ -194,7 +195,7 @@ class HostProcess:
     """One adapter host process, forked by this process's zygote, and the pipes to it."""
 
     def __init__(self, *, timeout: float = DEFAULT_TIMEOUT_S, llm: Any = None, embedder: Any = None,
-                 preload: str | None = None, memory: Any = None) -> None:
+                 preload: str | None = None, memory: Any = None, grants: tuple[str, ...] = ()) -> None:
         self.timeout = timeout
         self.llm, self.embedder = llm, embedder
         self.memory = memory
@@ -207,7 +208,7 @@ class HostProcess:
         to_host_r, to_host_w = os.pipe()
         from_host_r, from_host_w = os.pipe()
         try:
-            self.child = self.zygote.spawn(self.workdir, (to_host_r, from_host_w), preload)
+            self.child = self.zygote.spawn(self.workdir, (to_host_r, from_host_w), preload, grants)
         finally:
             os.close(to_host_r)
             os.close(from_host_w)
@@ -478,7 +479,10 @@ def open_hosted(cls: type[MemoryAdapter], options: dict[str, Any], *, disable: t
     `Options` model exactly as the harness did. `hooks` are call hooks to run in the host around
     every adapter call (`module:function` taking the call context, returning a context manager).
     """
-    host = HostProcess(timeout=timeout, llm=llm, embedder=embedder, preload=cls.__module__, memory=memory)
+    from lsrep.host.sandbox import option_files
+
+    host = HostProcess(timeout=timeout, llm=llm, embedder=embedder, preload=cls.__module__, memory=memory,
+                       grants=option_files(options))
     try:
         host.start_path(import_path(cls), hooks)
         return HostedAdapter(host, cls, options=options, disable=disable, retrieval_budget=retrieval_budget,

@@ -101,9 +101,36 @@ def _package_dirs(names: tuple[str, ...]) -> list[str]:
     return out
 
 
-def view(module: str | None, workdir: Path) -> dict[str, Any]:
-    """What a host for an adapter from `module` may see: read-only binds, its folder, and covers."""
+def option_files(options: Any) -> tuple[str, ...]:
+    """Existing files a condition's options name (e.g. ICE's `documents`): the campaign author gives
+    them to the system, so its host may read them. Never a protected path (a campaign, trajectory
+    or probe file, a store) nor anything under the harness-only packages."""
+    found: list[str] = []
+
+    def walk(value: Any) -> None:
+        if isinstance(value, str) and value and len(value) < 4096 and os.path.isfile(value):
+            found.append(os.path.realpath(value))
+        elif isinstance(value, dict):
+            for v in value.values():
+                walk(v)
+        elif isinstance(value, (list, tuple)):
+            for v in value:
+                walk(v)
+
+    walk(options)
+    barred = {os.path.realpath(p) for p in protected() if os.path.isfile(p)}
+    barred |= {p + suffix for p in list(barred) for suffix in ("-wal", "-shm", "-journal")}
+    harness = _package_dirs(HARNESS_ONLY)
+    return tuple(dict.fromkeys(p for p in found if p not in barred and not _under(p, harness)
+                               and not p.endswith((".sqlite", ".sqlite-wal", ".sqlite-shm", ".db"))))
+
+
+def view(module: str | None, workdir: Path, grants: tuple[str, ...] = ()) -> dict[str, Any]:
+    """What a host for an adapter from `module` may see: read-only binds, its folder, and covers.
+
+    `grants` are files the condition's options name (:func:`option_files`), bound read-only."""
     ro = [p for p in SYSTEM_DIRS if os.path.lexists(p)]
+    ro += list(grants)
     ro += [os.path.realpath(p) for p in {sys.base_prefix, sys.base_exec_prefix, sys.prefix, sys.exec_prefix}]
     ro.append(os.path.dirname(os.path.realpath(sys.executable)))
     ro += _package_dirs(CODE_PACKAGES)

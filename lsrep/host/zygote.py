@@ -44,6 +44,15 @@ def _readline(sock: socket.socket) -> tuple[dict | None, list[int]]:
 
 
 def serve(fd: int, sandboxed: bool = False) -> int:
+    """Serve the harness until it hangs up; a harness that dies mid-reply (a killed worker, Ctrl-C)
+    is the same end, not an error: the fork server exits quietly."""
+    try:
+        return _serve(fd, sandboxed)
+    except (BrokenPipeError, ConnectionResetError):
+        return 0
+
+
+def _serve(fd: int, sandboxed: bool) -> int:
     sock = socket.socket(fileno=fd)
     if sandboxed:
         from lsrep.host import sandbox

@@ -47,6 +47,16 @@ ADAPTER = textwrap.dedent('''
                 "own_folder": _try(lambda: open("scratch", "w").write("ok")),
             }
             return QueryResult(fragments=(Fragment(text=json.dumps(seen)),))
+
+    from pydantic import BaseModel
+
+    class DocsOptions(BaseModel):
+        documents: tuple[str, ...] = ()
+
+    class DocsAdapter(ViewAdapter):
+        """The same, with a file-naming option (as ICE's `documents`)."""
+
+        Options = DocsOptions
 ''')
 
 
@@ -99,3 +109,20 @@ def test_in_process_the_same_adapter_reads_everything(package, tmp_path, monkeyp
     adapter.reset(conversation_id="c", now=NOW)
     seen = json.loads(adapter.query(json.dumps({"read": paths}), now=NOW).fragments[0].text)
     assert "GOLD-IN-PACKAGE" in seen["read"][paths[0]] and seen["read"][paths[1]] == "GOLD-BESIDE-PACKAGE"
+
+
+def test_files_the_options_name_are_readable_but_never_a_protected_one(package):
+    if isolation() != "sandbox":
+        pytest.skip("no mount namespace on this machine (the manifest records the isolation level)")
+    probes, beside = package / "viewpkg" / "probes.jsonl", package / "beside.txt"
+    protect(probes)
+    options = {"documents": [str(beside), str(probes)]}  # the campaign author gives the first; the second is gold
+    cls, _ = validate_condition("viewpkg:DocsAdapter", options, (), "c")
+    adapter = open_hosted(cls, options, disable=(), retrieval_budget=None, embedder=None, llm=None, seed=0)
+    try:
+        adapter.reset(conversation_id="c", now=NOW)
+        seen = json.loads(adapter.query(json.dumps({"read": [str(beside), str(probes)]}), now=NOW).fragments[0].text)
+    finally:
+        adapter.close()
+    assert seen["read"][str(beside)] == "GOLD-BESIDE-PACKAGE"  # granted: named by the options
+    assert "GOLD-IN-PACKAGE" not in seen["read"][str(probes)]  # protected: never granted, still covered
