@@ -34,9 +34,11 @@ from lsrep.adapters.thirdparty import (
 from pydantic import BaseModel, ConfigDict, Field
 
 from lsrep.contract import (
+    WHEN_MODEL_IS,
     Fragment,
     MechanismSpec,
     MemoryAdapter,
+    Participants,
     QueryResult,
     ReplayTurn,
     SnapshotNotSupported,
@@ -86,8 +88,8 @@ class LangMemAdapter(MemoryAdapter):
     version = "1"
     Options = LangMemOptions
     supports_snapshot = True
-    deterministic = True
-    """True given a deterministic memory model (the offline responder, or an endpoint at temperature 0
+    deterministic = WHEN_MODEL_IS
+    """Deterministic when its memory model is (the offline responder, or an endpoint at temperature 0
     that repeats itself); LangMem's and trustcall's ids are seeded per reset."""
     honours_budget = True
     mechanisms = (
@@ -110,7 +112,10 @@ class LangMemAdapter(MemoryAdapter):
         self._seeded = (self._lib["extraction"], self._lib["trustcall"])
         self.store: Any = None
 
-    def reset(self, *, conversation_id: str, now: datetime, owner: str | None = None, **_: Any) -> None:
+    def reset(self, *, conversation_id: str, now: datetime, owner: str | None = None,
+              participants: Participants | None = None, **_: Any) -> None:
+        if owner is None and participants is not None:
+            owner = participants.owner  # the harness announces whose memories these are
         lib, opts = self._lib, self.setup.options
         self.namespace = ("memories", owner_id(conversation_id, owner))
         self.config = {"configurable": {"langgraph_user_id": self.namespace[1]}}

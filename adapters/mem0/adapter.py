@@ -36,9 +36,11 @@ from lsrep.adapters.thirdparty import (
 from pydantic import BaseModel, ConfigDict, Field
 
 from lsrep.contract import (
+    WHEN_MODEL_IS,
     Fragment,
     MechanismSpec,
     MemoryAdapter,
+    Participants,
     QueryResult,
     ReplayTurn,
     SnapshotNotSupported,
@@ -107,8 +109,8 @@ class Mem0Adapter(MemoryAdapter):
     version = "1"
     Options = Mem0Options
     supports_snapshot = True
-    deterministic = True
-    """True given a deterministic memory model (the offline responder, or an endpoint at temperature 0
+    deterministic = WHEN_MODEL_IS
+    """Deterministic when its memory model is (the offline responder, or an endpoint at temperature 0
     that repeats itself); mem0's own ids are seeded per reset."""
     honours_budget = True
     mechanisms = (
@@ -161,7 +163,10 @@ class Mem0Adapter(MemoryAdapter):
         memory.vector_store._bm25_encoder = False  # fastembed would fetch Qdrant/bm25 from a hub
         return memory
 
-    def reset(self, *, conversation_id: str, now: datetime, owner: str | None = None, **_: Any) -> None:
+    def reset(self, *, conversation_id: str, now: datetime, owner: str | None = None,
+              participants: Participants | None = None, **_: Any) -> None:
+        if owner is None and participants is not None:
+            owner = participants.owner  # the harness announces whose memories these are
         if self.memory is not None:
             self.memory.close()
         self.user = owner_id(conversation_id, owner)

@@ -76,3 +76,14 @@ def test_langmem_writes_nothing_to_the_home_folder_and_fetches_no_tiktoken_file(
                           timeout=240)
     assert done.returncode == 0, done.stderr[-2000:]
     assert list(home.iterdir()) == []
+
+
+def test_the_owner_the_harness_announces_scopes_the_namespace():
+    from lsrep.contract import Participants, Speaker
+
+    a = build("langmem", offline_relay())
+    ts = turns(("Maya", "I moved to Lisbon in March."))
+    a.reset(conversation_id="c", now=ts[0].timestamp,
+            participants=Participants(owner="Maya", speakers=(Speaker(name="Maya", role="user"),)))
+    assert a.namespace == ("memories", "Maya")
+    a.close()

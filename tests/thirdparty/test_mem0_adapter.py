@@ -93,3 +93,17 @@ def test_mem0_writes_nothing_to_the_home_folder_and_sends_no_telemetry(tmp_path)
                           timeout=240)
     assert done.returncode == 0, done.stderr[-2000:]
     assert list(home.iterdir()) == []
+
+
+def test_the_owner_the_harness_announces_scopes_the_memories():
+    from lsrep.contract import Participants, Speaker, accepts_participants
+
+    a = build("mem0", offline_relay())
+    assert accepts_participants(a.cls)  # the wrapped adapter class
+    ts = turns(("Maya", "I moved to Lisbon in March."))
+    a.reset(conversation_id="c", now=ts[0].timestamp,
+            participants=Participants(owner="Maya", speakers=(Speaker(name="Maya", role="user"),)))
+    assert a.user == "Maya"
+    a.reset(conversation_id="c", now=ts[0].timestamp)
+    assert a.user == "lsrep-c"  # no owner announced: one identity per conversation
+    a.close()
