@@ -195,3 +195,44 @@ def test_similarities_equal_to_twelve_decimals_tie_so_float_noise_cannot_reorder
     m.add("t0", "old")
     m.add("t1", "new")
     assert [h.turn_id for h in m.search("q")] == ["t0", "t1"]  # a tie: time order
+
+
+def test_search_equals_the_stable_full_sort_at_scale_with_ties_and_growth():
+    rng = np.random.default_rng(7)
+
+    class TableEmbedder:
+        name = "table"
+        rows: dict[str, np.ndarray] = {}
+
+        def embed(self, texts):
+            return np.asarray([self.rows[t] for t in texts])
+
+    e = TableEmbedder()
+    base = rng.normal(size=(50, 128))
+    vectors = np.vstack([base, base[:30], rng.normal(size=(120, 128))])  # 200 rows, 30 exact duplicates (ties)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    m = VectorRagMemory(embedder=e, top_k=30)
+    for i, v in enumerate(vectors):
+        e.rows[f"turn {i}"] = v
+        m.add(f"t{i}", f"turn {i}")
+        if i in (10, 63, 64, 65, 130, 199):  # searches while the matrix grows past its capacity
+            for j in range(3):
+                q = vectors[(7 * j + i) % (i + 1)]
+                e.rows[f"q{i}-{j}"] = q
+                sims = np.round(vectors[: i + 1] @ q, 12)
+                want = [f"t{k}" for k in np.argsort(-sims, kind="stable")[:30]]
+                assert [h.turn_id for h in m.search(f"q{i}-{j}")] == want
+
+
+def test_similarities_that_differ_at_the_twelfth_decimal_do_not_tie():
+    class RawEmbedder:
+        name = "raw"
+        table = {"old": [1.0 - 4e-12, 0.0], "new": [1.0, 0.0], "q": [1.0, 0.0]}
+
+        def embed(self, texts):
+            return np.asarray([self.table[t] for t in texts])
+
+    m = VectorRagMemory(embedder=RawEmbedder())
+    m.add("t0", "old")
+    m.add("t1", "new")
+    assert [h.turn_id for h in m.search("q")] == ["t1", "t0"]
