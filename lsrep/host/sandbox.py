@@ -303,6 +303,8 @@ def _cover(root: str, hide: list[str], binds: list[str], workdir: str) -> None:
         if not _under(real, binds) or any(_under(k, [real]) for k in keep):
             continue  # outside the view, or an ancestor of what the host needs (then it shows only those)
         inner = root + real
+        if not os.path.lexists(inner):
+            continue  # already hidden: under a folder covered before it (e.g. a protected campaign in the covered package)
         if os.path.isdir(real):
             _mount("lsrep-cover", inner, "tmpfs", _MS_RDONLY | _MS_NOSUID | _MS_NODEV, "mode=0555,size=4k")
         else:
