@@ -74,33 +74,28 @@ def _aware(now: datetime) -> datetime:
 
 
 @contextlib.contextmanager
-def simulated(context: dict[str, Any]) -> Iterator[None]:
+def _travel(context: dict[str, Any], tick: bool) -> Iterator[None]:
+    """The wall clock reads the call's `now` (or the last one seen), frozen or running from it."""
+    now = context.get("now")
+    if isinstance(now, datetime):
+        _LAST_NOW[:] = [_aware(now)]
+    if not _LAST_NOW:
+        yield
+        return
+    import time_machine
+
+    with time_machine.travel(_LAST_NOW[0], tick=tick):
+        yield
+
+
+def simulated(context: dict[str, Any]) -> contextlib.AbstractContextManager[None]:
     """Around one adapter call: the wall clock reads the call's `now` (or the last one), frozen."""
-    now = context.get("now")
-    if isinstance(now, datetime):
-        _LAST_NOW[:] = [_aware(now)]
-    if not _LAST_NOW:
-        yield
-        return
-    import time_machine
-
-    with time_machine.travel(_LAST_NOW[0], tick=False):
-        yield
+    return _travel(context, tick=False)
 
 
-@contextlib.contextmanager
-def ticking(context: dict[str, Any]) -> Iterator[None]:
+def ticking(context: dict[str, Any]) -> contextlib.AbstractContextManager[None]:
     """Around one adapter call: the wall clock starts at the call's `now` (or the last one) and runs."""
-    now = context.get("now")
-    if isinstance(now, datetime):
-        _LAST_NOW[:] = [_aware(now)]
-    if not _LAST_NOW:
-        yield
-        return
-    import time_machine
-
-    with time_machine.travel(_LAST_NOW[0], tick=True):
-        yield
+    return _travel(context, tick=True)
 
 
 @contextlib.contextmanager
