@@ -324,13 +324,7 @@ def trial_workers(root: Path, campaign: Path, ref: dict, trials: int, kill_drive
             hangs += 1
             proc.kill()
             proc.wait()
-        end = time.monotonic() + 5
-        while time.monotonic() < end and any(alive(p) for p in seen):
-            time.sleep(0.1)
-        left = [p for p in seen if alive(p)]
-        orphans += len(left)
-        for p in left:
-            os.kill(p, signal.SIGKILL)
+        orphans += reap(seen)
         _, err = proc.communicate()
         if not kill_driver:
             crashes += proc.returncode != 0 or "Traceback" in err
@@ -338,6 +332,17 @@ def trial_workers(root: Path, campaign: Path, ref: dict, trials: int, kill_drive
             incomplete += bool(b or lost or dup)
     return {"driver_crashes": crashes, "hangs": hangs, "orphans": orphans, "bad_stores": incomplete,
             "info_kills_with_live_workers": hits}
+
+
+def reap(pids: set[int]) -> int:
+    """Give the run's processes 5 s to exit; kill and count those still alive (orphans)."""
+    end = time.monotonic() + 5
+    while time.monotonic() < end and any(alive(p) for p in pids):
+        time.sleep(0.1)
+    left = [p for p in pids if alive(p)]
+    for p in left:
+        os.kill(p, signal.SIGKILL)
+    return len(left)
 
 
 def trial_interrupt(root: Path, campaign: Path, ref: dict, trials: int) -> dict:
@@ -365,13 +370,7 @@ def trial_interrupt(root: Path, campaign: Path, ref: dict, trials: int) -> dict:
             hangs += 1
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
-        end = time.monotonic() + 5
-        while time.monotonic() < end and any(alive(p) for p in seen):
-            time.sleep(0.1)
-        left = [p for p in seen if alive(p)]
-        orphans += len(left)
-        for p in left:
-            os.kill(p, signal.SIGKILL)
+        orphans += reap(seen)
         _, err = proc.communicate()
         if proc.returncode == 0:
             continue  # finished before the interrupt landed
