@@ -32,8 +32,11 @@ def chat_role(turn: ReplayTurn) -> str:
     return "assistant" if turn.role == "assistant" else "user"
 
 
-def owner_id(conversation_id: str, owner: str | None = None) -> str:
-    """The user identity the library scopes memories by: the given owner, else one per conversation."""
+def owner_id(conversation_id: str, owner: str | None = None, participants: Any = None) -> str:
+    """The user identity the library scopes memories by: the given owner, else the owner the harness
+    announces in `reset(participants=...)`, else one per conversation."""
+    if owner is None and participants is not None:
+        owner = participants.owner
     return owner or f"lsrep-{conversation_id}"
 
 

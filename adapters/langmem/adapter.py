@@ -114,10 +114,8 @@ class LangMemAdapter(MemoryAdapter):
 
     def reset(self, *, conversation_id: str, now: datetime, owner: str | None = None,
               participants: Participants | None = None, **_: Any) -> None:
-        if owner is None and participants is not None:
-            owner = participants.owner  # the harness announces whose memories these are
         lib, opts = self._lib, self.setup.options
-        self.namespace = ("memories", owner_id(conversation_id, owner))
+        self.namespace = ("memories", owner_id(conversation_id, owner, participants))
         self.config = {"configurable": {"langgraph_user_id": self.namespace[1]}}
         self.ids = SeededUuid(f"{self.setup.seed}:{conversation_id}")
         chat = lib["ChatOpenAI"](model=self.llm.model, base_url=self.llm.base_url, api_key=self.llm.api_key,

@@ -165,11 +165,9 @@ class Mem0Adapter(MemoryAdapter):
 
     def reset(self, *, conversation_id: str, now: datetime, owner: str | None = None,
               participants: Participants | None = None, **_: Any) -> None:
-        if owner is None and participants is not None:
-            owner = participants.owner  # the harness announces whose memories these are
         if self.memory is not None:
             self.memory.close()
-        self.user = owner_id(conversation_id, owner)
+        self.user = owner_id(conversation_id, owner, participants)
         self.ids = SeededUuid(f"{self.setup.seed}:{conversation_id}")
         self.memory = self._build()
         self.turns = {}
