@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -316,6 +316,22 @@ class LoadedCampaign(BaseModel):
     """The `-S key=value` overrides applied to the file (recorded in the manifest)."""
 
 
+def _option_paths(value: Any, resolve: Callable[[Path], Path], path: Path, condition: str, key: str = "") -> Any:
+    """Adapter options with every string that starts with `./` or `../` read as a file relative to
+    the campaign file (e.g. ICE's `documents`): the adapter gets the absolute path, since its host
+    runs in a folder of its own. A named file that does not exist is an input error."""
+    if isinstance(value, str) and value.startswith(("./", "../")):
+        file = resolve(Path(value))
+        if not file.exists():
+            raise InputError(path, f"condition {condition!r}: option {key!r} names {value!r}, and {file} is not found")
+        return str(file)
+    if isinstance(value, dict):
+        return {k: _option_paths(v, resolve, path, condition, f"{key}.{k}" if key else k) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_option_paths(v, resolve, path, condition, key) for v in value)
+    return value
+
+
 def load_campaign(path: Path | str, *, overrides: Sequence[str] = (), conditions: Sequence[str] | None = None,
                   trajectories: Sequence[str] | None = None) -> LoadedCampaign:
     """Read a campaign TOML file, resolve relative paths and load its schedules.
@@ -368,6 +384,8 @@ def load_campaign(path: Path | str, *, overrides: Sequence[str] = (), conditions
         inputs[role] = file
         return load_schedule(file)
 
+    spec = spec.model_copy(update={"conditions": tuple(
+        c.model_copy(update={"options": _option_paths(c.options, resolve, path, c.name)}) for c in spec.conditions)})
     schedule = schedule_of(spec.schedule, "schedule")
     per_condition = {
         c.name: schedule_of(c.schedule, f"schedule:{c.name}") if c.schedule is not None else schedule

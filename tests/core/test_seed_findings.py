@@ -85,3 +85,59 @@ def test_density_stress_prompt_explosion_while_ice_stays_bounded(tmp_path):
     # ICE packs within B_mem (at most 16,000) plus its recent-turn window (at most 4,000): the seed's ~20k.
     assert rows["ice"]["ctx"] <= 20000 and rows["ice"]["errors"] == 0
     assert rows["vector-rag"]["ctx"] > 2 * rows["ice"]["ctx"]
+
+
+def test_ice_procedural_and_document_legs_are_defective_only_with_the_seed_flags(tmp_path):
+    # campaigns/seed-findings/ice-legs.toml through `lsrep run` + `lsrep report` (ICE 5.11 audit, I-1).
+    store, out = tmp_path / "s.sqlite", tmp_path / "r.json"
+    assert main(["run", str(FINDINGS / "ice-legs.toml"), "--store", str(store), "--quiet"]) == 0
+    assert main(["report", "latest", "--store", str(store), "--format", "json", "-o", str(out)]) == 0
+    audit = {(r["condition"], r["mechanism"]): r for r in json.loads(out.read_text())["fidelity"]}
+    legs = {"ice-procedural-defect": "ice.leg.procedural", "ice-document-defect": "ice.leg.document"}
+    for leg in legs.values():
+        base = audit[("ice", leg)]
+        assert base["verdict"] == "exercised" and base["stages"]["in_prompt"] > 0, leg
+    for condition, leg in legs.items():
+        bad = audit[(condition, leg)]
+        assert bad["verdict"] == "defective", condition
+        # The evidence: eligible and executed on every query, yet no output at all.
+        assert bad["stages"]["executed"] == bad["stages"]["eligible"] > 0
+        assert not bad["stages"].get("output") and not bad["stages"].get("in_prompt")
+        assert "never produced output" in bad["evidence"]
+        # The flag flips its own leg and nothing else.
+        flipped = {m for (c, m), r in audit.items() if c == condition and r["verdict"] != audit[("ice", m)]["verdict"]}
+        assert flipped == {leg}, condition
+    assert not [m for (c, m), r in audit.items() if c == "ice" and r["verdict"] == "defective"]
+    # What reached the prompt: the pattern for the format question, the manual for the router one.
+    from lsrep.store import RunStore
+
+    rows = RunStore(store).rows(
+        "select o.condition, o.probe_id, f.mechanisms from observations o join fragments f using (obs_id) "
+        "where o.probe_id in ('format', 'router-reset')")
+    shown = {(r["condition"], r["probe_id"], m) for r in rows for m in json.loads(r["mechanisms"])}
+    assert ("ice", "format", "ice.leg.procedural") in shown and ("ice", "router-reset", "ice.leg.document") in shown
+    assert not {m for c, _, m in shown if c == "ice-procedural-defect"} & {"ice.leg.procedural"}
+    assert not {m for c, _, m in shown if c == "ice-document-defect"} & {"ice.leg.document"}
+
+
+def test_a_relative_option_path_is_read_from_the_campaign_folder(tmp_path):
+    from lsrep.errors import InputError
+    from lsrep.protocol.campaign import load_campaign
+
+    loaded = load_campaign(FINDINGS / "ice-legs.toml")
+    manual = REPO / "docs" / "seed-findings" / "zephyr-manual.txt"
+    assert {tuple(c.options["documents"]) for c in loaded.spec.conditions} == {(str(manual),)}
+    (tmp_path / "t.jsonl").write_text((FINDINGS / "ice-legs" / "trajectory.jsonl").read_text())
+    (tmp_path / "p.jsonl").write_text((FINDINGS / "ice-legs" / "probes.jsonl").read_text())
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "m.txt").write_text("a manual")
+    head = ('name = "x"\nstore = "s.sqlite"\n[schedule]\nname = "e"\n[schedule.checkpoints]\nat = ["session_end"]\n'
+            '[[trajectories]]\nid = "a"\ntrajectory = "t.jsonl"\nprobes = "p.jsonl"\n'
+            '[[conditions]]\nname = "ice"\nsystem = "ice"\n')
+    campaign = tmp_path / "c.toml"
+    campaign.write_text(head + 'options = { documents = ["./sub/m.txt"], note = "sub/m.txt" }\n')
+    options = load_campaign(campaign).spec.conditions[0].options
+    assert options == {"documents": [str(tmp_path / "sub" / "m.txt")], "note": "sub/m.txt"}  # only ./ and ../
+    campaign.write_text(head + 'options = { documents = ["./sub/gone.txt"] }\n')
+    with pytest.raises(InputError, match=r"condition 'ice': option 'documents' names './sub/gone.txt'"):
+        load_campaign(campaign)
