@@ -223,12 +223,17 @@ def thalia_panel(v: PanelView) -> tuple[Block, ...]:
                 "thalia.inspector.fallback_overlap", "thalia.inspector.partition"):
             trig[e["checkpoint"]][e["mechanism"].rsplit(".", 1)[1]] += 1
     queries = Counter(e["checkpoint"] for e in v.of("thalia.inspector.peek", "executed"))
-    keys = ("raw_lines", "inspector_windows", "recalled", "ranked", "inline", "cited")
+    keys = ("raw_lines", "inspector_windows", "recalled", "ranked", "inline", "prompt", "cited")
     funnel_rows = []
     for cp in sorted(set(funnel) | set(queries), key=str):
         items = funnel.get(cp, [])
         row: dict[str, Any] = {"checkpoint": cp, "queries": queries.get(cp, 0)}
-        row.update({k: _median([f.get(k, 0) for f in items]) for k in keys})
+        row.update({k: _median([f[k] for f in items if k in f]) for k in keys})
+        # The prompt count (windows the Reasoner read, after ReAct integrate) is in funnels since it was recorded.
+        told = [f for f in items if "prompt" in f]
+        row["cited_share"] = _share(sum(f["cited"] for f in told), sum(f["prompt"] for f in told))
+        row["narrowed"] = sum(f["prompt"] < f["inline"] for f in told) if told else None
+        row["dropped"] = sum(f["inline"] - f["prompt"] for f in told) if told else None
         row.update({k: trig[cp][k] for k in ("adaptive_windows", "fallback_order", "fallback_overlap", "partition")})
         funnel_rows.append(row)
     return (
@@ -245,9 +250,15 @@ def thalia_panel(v: PanelView) -> tuple[Block, ...]:
                      "BM25 (k1 1.5, b 0.75) over the stored turns before the checkpoint, top 10 (seed-systems "
                      "T-1: Inspector recall below it means the Inspector discards evidence before ranking).",)),
         Table((Column("checkpoint", "Checkpoint", "text"), Column("queries", "Queries", "int"),
-               *(Column(k, k.replace("_", " ").capitalize(), "number", "median") for k in keys)),
+               *(Column(k, k.replace("_", " ").capitalize(), "number", "median") for k in keys),
+               Column("cited_share", "Cited share", "rate", "cited windows / prompt windows, all queries"),
+               Column("narrowed", "Integrate narrowed", "int", "queries whose ReAct integrate dropped windows"),
+               Column("dropped", "Windows dropped", "int", "inline windows integrate left out of the prompt")),
               tuple(funnel_rows), caption=f"THALIA ({v.condition}): candidate funnel",
-              notes=("Funnel medians from `reasoner.citations` (params.funnel).",)),
+              notes=("Funnel medians from `reasoner.citations` (params.funnel); cited share and integrate "
+                     "counts are totals over the checkpoint's queries. Citations count a window only if it "
+                     "shares a said word with the answer (rendering prefixes excluded), so a share below 100% "
+                     "means some prompt windows were not cited.",)),
         Table((Column("checkpoint", "Checkpoint", "text"),
                Column("adaptive_windows", "Adaptive window", "int", "times it widened"),
                Column("fallback_order", "Fallback: order", "int"),

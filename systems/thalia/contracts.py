@@ -225,6 +225,7 @@ class HarnessOutput:
     snapshot: MemorySnapshot
     gate: GateOutput | None = None
     funnel: dict[str, Any] = field(default_factory=dict)
-    """Evidence funnel: raw lines -> Inspector windows (+ recalled) -> ranked -> inline -> cited."""
+    """Evidence funnel: raw lines -> Inspector windows (+ recalled) -> ranked -> inline -> prompt
+    (after ReAct integrate) -> cited."""
     attribution: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """Per ranked window id, the mechanisms that contributed it."""

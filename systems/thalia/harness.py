@@ -225,7 +225,8 @@ class Thalia:
         self._selection_events(retrieved, attribution, reasoned.prompt_window_ids)
         funnel = {"raw_lines": len(self.transcript), "inspector_windows": len(inspected.windows),
                   "recalled": len(recalled), "ranked": len(retrieved.ranked),
-                  "inline": len(retrieved.inline), "cited": len(reasoned.citations)}
+                  "inline": len(retrieved.inline), "prompt": len(reasoned.prompt_window_ids),
+                  "cited": len(reasoned.citations)}
         if reasoned.citations:
             emit("reasoner.citations", "selected", count=len(reasoned.citations),
                  ids=tuple(c.window_id for c in reasoned.citations),

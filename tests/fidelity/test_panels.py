@@ -98,6 +98,19 @@ def test_panel_figures_trace_back_to_stored_events(run, tmp_path):
             seen.update(json.loads(e["source_turn_ids"]))
         hits += bool(evidence & seen)
     assert recall["probes"] == n and recall["inspector"] == pytest.approx(hits / n)
+    # THALIA's cited share and integrate counts, recomputed from the stored funnels.
+    funnel_rows = tables(build_report(store, run_id, boot=50))["THALIA (thalia): candidate funnel"].rows
+    thalia_units = [u["unit_id"] for u in store.rows(
+        "select unit_id from units where run_id = ? and condition = 'thalia'", [run_id])]
+    for row in funnel_rows:
+        told = [json.loads(e["params"])["funnel"] for e in store.rows(
+            f"select params from events where run_id = ? and mechanism = 'thalia.reasoner.citations' and stage = "
+            f"'selected' and checkpoint = ? and unit_id in ({','.join('?' * len(thalia_units))})",
+            [run_id, row["checkpoint"], *thalia_units])]
+        assert told and all("prompt" in f for f in told)
+        assert row["cited_share"] == pytest.approx(sum(f["cited"] for f in told) / sum(f["prompt"] for f in told))
+        assert row["dropped"] == sum(f["inline"] - f["prompt"] for f in told)
+        assert row["narrowed"] == sum(f["prompt"] < f["inline"] for f in told)
     # Remove the stored in-prompt events of one leg: the figure follows the store, not the system.
     store.db.execute(f"delete from events where run_id = ? and mechanism = 'ice.leg.episodic_vector' and "
                      f"stage = 'in_prompt' and unit_id in ({marks})", [run_id, *ice_units])

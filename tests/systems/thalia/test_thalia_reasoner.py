@@ -172,3 +172,19 @@ def test_locomo_cited_share_below_one_and_integrate_drops_windows():
     assert f["questions"] == 199
     assert 0.5 < f["cited_share"] < 0.95  # 0.8462 measured; 1.0 when prefixes counted as content
     assert f["react_narrowed"] >= 1 and f["react_dropped_windows"] >= 1
+
+
+def test_the_funnel_records_the_windows_integrate_left_in_the_prompt(tmp_path):
+    # Two of the four windows match the query only through the speaker prefix ("Ana"): ReAct
+    # integrate drops them, and the funnel says so (prompt < inline), as `lsrep report` shows it.
+    lines = [("Ana", "I read the book Dune in March"), ("Bo", "the weather was grey and cold"),
+             ("Ana", "my cat Miso sleeps all day"), ("Bo", "I read two more books in April"),
+             ("Ana", "we painted the kitchen blue")]
+    with Thalia(tmp_path / "s") as t:
+        for n, (who, text) in enumerate(lines):
+            t.append_turn(text, role="user", session_id="s1", timestamp=T0 + timedelta(minutes=n),
+                          source_id=f"t{n}", speaker=who)
+        out = t.answer("How many books did Ana read in total?", timestamp=T0 + timedelta(hours=1))
+    assert out.reasoner.route == "react"
+    assert out.funnel["inline"] == 4 and out.funnel["prompt"] == len(out.reasoner.prompt_window_ids) == 2
+    assert out.funnel["cited"] == len(out.reasoner.citations) <= out.funnel["prompt"]
