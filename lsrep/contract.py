@@ -276,6 +276,10 @@ class MemoryAdapter:
     """Largest context (tokens) the system returns, if it declares one."""
     honours_budget: ClassVar[bool] = False
     """The system keeps its returned context within `AdapterSetup.retrieval_budget` (checked by conformance)."""
+    embeds: ClassVar[str | None] = None
+    """What text of a turn the system embeds with the campaign's embedder: None (it embeds nothing with
+    it), `"campaign"` (the campaign's `[embedder] text` policy, `AdapterSetup.embedding_text`), or a
+    description of the text it embeds instead, and the report then shows the arm as unmatched."""
     distributions: ClassVar[tuple[str, ...]] = ()
     """Distributions (PyPI names) the adapter wraps, e.g. `("mem0ai", "qdrant-client")`: their installed
     versions are recorded in the run manifest."""

@@ -112,7 +112,7 @@ def validate_campaign(campaign: LoadedCampaign) -> dict[str, Any]:
             "mechanisms": [m.name for m in cls.mechanisms],
             "mechanism_stages": {m.name: list(m.stages) for m in cls.mechanisms if m.stages},
             "maintenance_operations": sorted(cls.maintenance_operations),
-            "honours_budget": cls.honours_budget, "deterministic": cls.deterministic,
+            "honours_budget": cls.honours_budget, "deterministic": cls.deterministic, "embeds": cls.embeds,
             "models_deterministic": models,
             "distributions": distribution_versions(tuple(getattr(cls, "distributions", ()))),
             "deterministic_expected": expects_determinism(cls.deterministic, models_deterministic=models),
@@ -155,7 +155,7 @@ def build_manifest(campaign: LoadedCampaign, conditions: dict[str, Any], plans) 
         # Paths relative to the campaign file's folder: the manifest names no user's directories.
         "inputs": {role: {"path": _relative(p, base), "sha256": sha256_file(p)}
                    for role, p in sorted(campaign.input_files.items())},
-        "conditions": conditions,
+        "conditions": {name: {**c, "options": _relative_files(c.get("options"), base)} for name, c in conditions.items()},
         "answerer": answerer.describe() | {"kind": spec.answerer.kind, "offline": spec.answerer.kind == "extractive"},
         "embedder": make_embedder(spec.embedder).name,
         "calibration_systems": list(CALIBRATION_SYSTEMS),
@@ -199,7 +199,19 @@ def _relative_paths(campaign: dict[str, Any], base: Path) -> dict[str, Any]:
             if t.get(key):
                 t[key] = _relative(t[key], base)
         trajectories.append(t)
-    return {**campaign, "trajectories": trajectories}
+    conditions = [{**c, "options": _relative_files(c.get("options"), base)} for c in campaign.get("conditions", [])]
+    return {**campaign, "trajectories": trajectories, "conditions": conditions}
+
+
+def _relative_files(value: Any, base: Path) -> Any:
+    """Option values naming files (resolved from `./`, `../` at load) relative to the campaign file again."""
+    if isinstance(value, str) and os.path.isabs(value) and os.path.isfile(value):
+        return _relative(value, base)
+    if isinstance(value, dict):
+        return {k: _relative_files(v, base) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_relative_files(v, base) for v in value]
+    return value
 
 
 def _endpoint_public(endpoint) -> dict[str, Any]:

@@ -414,6 +414,7 @@ def manifest(ctx: Context) -> Section:
         ("Python", m.get("python"), "code"), ("Platform", m.get("platform"), "code"),
         ("Seed", camp.get("seed"), "code"), ("Repetitions", camp.get("repetitions"), "int"),
         ("Answer mode", camp.get("answer_mode"), "code"), ("Embedder", m.get("embedder"), "code"),
+        ("Embedding text", m.get("embedding_text") or "—", "code"),
         ("Retrieval budget", camp.get("retrieval_budget") or "none", "text"),
         ("Adapter host", _adapter_host(m), "text"),
     ), title="Run")
@@ -438,7 +439,7 @@ def manifest(ctx: Context) -> Section:
                       "options": json.dumps(c.get("options", {}), sort_keys=True),
                       "disable": ", ".join(c.get("disable") or []) or None,
                       "mechanisms": ", ".join(c.get("mechanisms") or []) or None,
-                      "mode": c.get("answer_mode"),
+                      "mode": c.get("answer_mode"), "embeds": _embeds(c.get("embeds"), m.get("embedding_text")),
                       "schedule": f"{sched.get('name')} v{sched.get('version')} · {sched.get('access')} · "
                                   f"clock {sched.get('clock')}"})
     packages = tuple({"package": k, "version": v} for k, v in sorted(m.get("packages", {}).items()))
@@ -454,13 +455,18 @@ def manifest(ctx: Context) -> Section:
         Table((Column("condition", "Condition", "condition"), Column("system", "System", "code"),
                Column("adapter", "Adapter", "code"), Column("options", "Options", "code"),
                Column("disable", "Switched off", "code"), Column("mechanisms", "Mechanisms", "code"),
-               Column("mode", "Answers", "code"), Column("schedule", "Schedule", "text")),
+               Column("mode", "Answers", "code"), Column("schedule", "Schedule", "text"),
+               Column("embeds", "Embeds", "text", "text of a turn embedded with the campaign's embedder")),
               tuple(crows), caption="Conditions"),
         Table((Column("unit", "Condition / trajectory", "code"), Column("digest", "Plan digest", "digest")),
               plans, caption="Replay plans"),
         Table((Column("package", "Package", "code"), Column("version", "Version", "code")), packages,
               caption="Package versions"),
     ]
+    own = [r["condition"] for r in crows if (r["embeds"] or "").endswith(UNMATCHED)]
+    if own and any(r["embeds"] and r["condition"] not in own for r in crows):
+        blocks.insert(1, Callout("warn", "Arms not matched on embedding text", ", ".join(own) + " embed(s) other text "
+                                 f"than the campaign's policy ({m.get('embedding_text')}) the other embedding arms follow"))
     blocks += adapter_log_blocks(ctx)
     if data.llm_calls:
         blocks.append(Table(
@@ -472,6 +478,16 @@ def manifest(ctx: Context) -> Section:
     return Section("manifest", "Run manifest",
                    "How to rebuild this run: every input's SHA-256, the resolved configuration, versions, "
                    "the answerer and the judges with their prompt digests.", tuple(blocks))
+
+
+UNMATCHED = "(unmatched)"
+
+
+def _embeds(declared: str | None, policy: str | None) -> str | None:
+    """The campaign policy for a system that follows it, else what it embeds, marked unmatched."""
+    if declared is None:
+        return None
+    return f"campaign policy: {policy}" if declared == "campaign" else f"{declared} {UNMATCHED}"
 
 
 def _endpoint_model(spec: dict[str, Any]) -> str:

@@ -198,6 +198,7 @@ class IceAdapter(MemoryAdapter):
     deterministic = True
     answers = False
     honours_budget = True
+    embeds = "campaign"
 
     def __init__(self, setup: AdapterSetup) -> None:
         super().__init__(setup)

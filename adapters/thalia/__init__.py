@@ -248,6 +248,8 @@ class ThaliaAdapter(MemoryAdapter):
     supports_snapshot = True
     deterministic = True
     answers = True
+    # The semantic lane embeds each Inspector window as THALIA renders it, prefix included [seed].
+    embeds = "the window line as rendered: `[date] Speaker: content`"
 
     def __init__(self, setup: AdapterSetup) -> None:
         super().__init__(setup)

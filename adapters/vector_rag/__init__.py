@@ -30,6 +30,7 @@ class VectorRagAdapter(MemoryAdapter):
     version = "1"
     Options = VectorRagOptions
     supports_snapshot = True
+    embeds = "campaign"
     mechanisms = (
         MechanismSpec(name=RETRIEVE, description="top-k turns by cosine similarity", can_disable=False,
                       stages=("eligible", "executed", "output", "selected", "in_prompt")),

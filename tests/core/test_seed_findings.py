@@ -118,6 +118,13 @@ def test_ice_procedural_and_document_legs_are_defective_only_with_the_seed_flags
     assert ("ice", "format", "ice.leg.procedural") in shown and ("ice", "router-reset", "ice.leg.document") in shown
     assert not {m for c, _, m in shown if c == "ice-procedural-defect"} & {"ice.leg.procedural"}
     assert not {m for c, _, m in shown if c == "ice-document-defect"} & {"ice.leg.document"}
+    # The manifest names the manual relative to the campaign file, never the user's directories.
+    (manifest,) = RunStore(store).rows("select manifest from runs")
+    manifest = json.loads(manifest["manifest"])
+    named = "../../docs/seed-findings/zephyr-manual.txt"
+    assert manifest["conditions"]["ice"]["options"]["documents"] == [named]
+    assert {tuple(c["options"]["documents"]) for c in manifest["campaign"]["conditions"]} == {(named,)}
+    assert str(REPO) not in json.dumps(manifest["conditions"])
 
 
 def test_a_relative_option_path_is_read_from_the_campaign_folder(tmp_path):
