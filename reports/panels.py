@@ -225,7 +225,7 @@ def thalia_panel(v: PanelView) -> tuple[Block, ...]:
     queries = Counter(e["checkpoint"] for e in v.of("thalia.inspector.peek", "executed"))
     keys = ("raw_lines", "inspector_windows", "recalled", "ranked", "inline", "prompt", "cited")
     funnel_rows = []
-    for cp in sorted(set(funnel) | set(queries), key=str):
+    for cp in sorted(set(funnel) | set(queries), key=lambda c: (0, c, "") if isinstance(c, int) else (1, 0, str(c))):
         items = funnel.get(cp, [])
         row: dict[str, Any] = {"checkpoint": cp, "queries": queries.get(cp, 0)}
         row.update({k: _median([f[k] for f in items if k in f]) for k in keys})
