@@ -148,3 +148,17 @@ def test_a_relative_option_path_is_read_from_the_campaign_folder(tmp_path):
     campaign.write_text(head + 'options = { documents = ["./sub/gone.txt"] }\n')
     with pytest.raises(InputError, match=r"condition 'ice': option 'documents' names './sub/gone.txt'"):
         load_campaign(campaign)
+
+
+def test_the_thalia_campaign_exercises_the_inspector_fallbacks(tmp_path):
+    # campaigns/thalia.toml's `inspector-fallbacks` trajectory: a stop-word-only question and one
+    # whose words the transcript never holds (seed-systems T-12), through `lsrep run` + `lsrep report`.
+    store, out = tmp_path / "s.sqlite", tmp_path / "r.json"
+    campaign = str(REPO / "campaigns" / "thalia.toml")
+    assert main(["run", campaign, "--conditions", "thalia", "--trajectories", "inspector-fallbacks",
+                 "--store", str(store), "--quiet"]) == 0
+    assert main(["report", "latest", "--store", str(store), "--format", "json", "-o", str(out)]) == 0
+    audit = {r["mechanism"]: r for r in json.loads(out.read_text())["fidelity"] if r["condition"] == "thalia"}
+    for name in ("thalia.inspector.fallback_order", "thalia.inspector.fallback_overlap"):
+        assert audit[name]["verdict"] == "exercised", name
+        assert audit[name]["stages"]["executed"] == 2 and audit[name]["stages"]["in_prompt"] == 2, name

@@ -23,8 +23,9 @@ CLEAN = dict.fromkeys(INTEGRITY_KEYS, 0)
 def _copy(name: str, tmp_path: Path, **replace: str) -> Path:
     (tmp_path / "campaigns").mkdir()
     shutil.copytree(REPO / "schedules", tmp_path / "schedules")
-    if (REPO / "campaigns" / "quickstart").exists():
-        shutil.copytree(REPO / "campaigns" / "quickstart", tmp_path / "campaigns" / "quickstart")
+    for folder in ("quickstart", "thalia-fallbacks"):
+        if (REPO / "campaigns" / folder).exists():
+            shutil.copytree(REPO / "campaigns" / folder, tmp_path / "campaigns" / folder)
     text = (REPO / "campaigns" / name).read_text()
     for old, new in replace.items():
         assert old in text, old
