@@ -39,7 +39,8 @@ def same_system_pairs(path: Path) -> list[tuple[str, str, list[str]]]:
     return out
 
 
-@pytest.mark.parametrize("path", sorted(CAMPAIGNS.glob("*.toml")), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", sorted([*CAMPAIGNS.glob("*.toml"), *CAMPAIGNS.glob("seed-findings/*.toml")]),
+                         ids=lambda p: p.name)
 def test_same_system_comparisons_vary_one_factor(path):
     for a, b, diff in same_system_pairs(path):
         assert len(diff) == 1, f"{path.name}: {a} vs {b} differ in {diff}"
