@@ -7,8 +7,8 @@ import json
 
 from lsrep.reports.model import build_report
 from lsrep.reports.tree import Callout, Facts, Table
-from lsrep.store import RunStore
 
+from lsrep.store import RunStore
 from tests.fidelity.test_fidelity_cli import run_and_audit, write_campaign
 
 ARMS = '''
