@@ -223,7 +223,7 @@ def thalia_panel(v: PanelView) -> tuple[Block, ...]:
                 "thalia.inspector.fallback_overlap", "thalia.inspector.partition"):
             trig[e["checkpoint"]][e["mechanism"].rsplit(".", 1)[1]] += 1
     queries = Counter(e["checkpoint"] for e in v.of("thalia.inspector.peek", "executed"))
-    keys = ("raw_lines", "inspector_windows", "recalled", "ranked", "inline", "prompt", "cited")
+    keys = ("raw_lines", "inspector_windows", "recalled", "ranked", "inline", "cited")
     funnel_rows = []
     for cp in sorted(set(funnel) | set(queries), key=lambda c: (0, c, "") if isinstance(c, int) else (1, 0, str(c))):
         items = funnel.get(cp, [])
@@ -231,7 +231,9 @@ def thalia_panel(v: PanelView) -> tuple[Block, ...]:
         row.update({k: _median([f[k] for f in items if k in f]) for k in keys})
         # The prompt count (windows the Reasoner read, after ReAct integrate) is in funnels since it was recorded.
         told = [f for f in items if "prompt" in f]
-        row["cited_share"] = _share(sum(f["cited"] for f in told), sum(f["prompt"] for f in told))
+        row["prompt_windows"] = sum(f["prompt"] for f in told) if told else None
+        row["cited_windows"] = sum(f["cited"] for f in told) if told else None
+        row["cited_share"] = _share(row["cited_windows"] or 0, row["prompt_windows"] or 0)
         row["narrowed"] = sum(f["prompt"] < f["inline"] for f in told) if told else None
         row["dropped"] = sum(f["inline"] - f["prompt"] for f in told) if told else None
         row.update({k: trig[cp][k] for k in ("adaptive_windows", "fallback_order", "fallback_overlap", "partition")})
@@ -250,15 +252,19 @@ def thalia_panel(v: PanelView) -> tuple[Block, ...]:
                      "BM25 (k1 1.5, b 0.75) over the stored turns before the checkpoint, top 10 (seed-systems "
                      "T-1: Inspector recall below it means the Inspector discards evidence before ranking).",)),
         Table((Column("checkpoint", "Checkpoint", "text"), Column("queries", "Queries", "int"),
-               *(Column(k, k.replace("_", " ").capitalize(), "number", "median") for k in keys),
-               Column("cited_share", "Cited share", "rate", "cited windows / prompt windows, all queries"),
+               *(Column(k, k.replace("_", " ").capitalize(), "number", "median") for k in keys)),
+              tuple(funnel_rows), caption=f"THALIA ({v.condition}): candidate funnel",
+              notes=("Funnel medians from `reasoner.citations` (params.funnel).",)),
+        Table((Column("checkpoint", "Checkpoint", "text"), Column("queries", "Queries", "int"),
+               Column("prompt_windows", "Prompt windows", "int", "windows the Reasoner read, after ReAct integrate"),
+               Column("cited_windows", "Cited", "int"),
+               Column("cited_share", "Cited share", "rate", "cited / prompt windows"),
                Column("narrowed", "Integrate narrowed", "int", "queries whose ReAct integrate dropped windows"),
                Column("dropped", "Windows dropped", "int", "inline windows integrate left out of the prompt")),
-              tuple(funnel_rows), caption=f"THALIA ({v.condition}): candidate funnel",
-              notes=("Funnel medians from `reasoner.citations` (params.funnel); cited share and integrate "
-                     "counts are totals over the checkpoint's queries. Citations count a window only if it "
-                     "shares a said word with the answer (rendering prefixes excluded), so a share below 100% "
-                     "means some prompt windows were not cited.",)),
+              tuple(funnel_rows), caption=f"THALIA ({v.condition}): citations and integrate",
+              notes=("Totals over each checkpoint's queries, from `reasoner.citations` (params.funnel). A window "
+                     "is cited only if it shares a said word with the answer (rendering prefixes excluded), so a "
+                     "share below 100% means some prompt windows were not cited.",)),
         Table((Column("checkpoint", "Checkpoint", "text"),
                Column("adaptive_windows", "Adaptive window", "int", "times it widened"),
                Column("fallback_order", "Fallback: order", "int"),

@@ -57,7 +57,8 @@ def tables(report) -> dict[str, Table]:
 def test_every_builtin_system_gets_its_panels(run):
     store, run_id = run
     got = tables(build_report(store, run_id, boot=50))
-    for caption in ("THALIA (thalia): where evidence is lost", "THALIA (thalia): candidate funnel", "THALIA (thalia): Inspector triggers",
+    for caption in ("THALIA (thalia): where evidence is lost", "THALIA (thalia): candidate funnel", "THALIA (thalia): citations and integrate",
+                    "THALIA (thalia): Inspector triggers",
                     "ICE (ice): memory budget", "ICE (ice): per-leg yield", "ICE (ice): workers on the simulated clock",
                     "EXIA SEED (exia-seed): recall latency", "EXIA SEED (exia-seed): admission and forget decisions",
                     "EXIA SEED (exia-seed): seed defects switched on",
@@ -99,7 +100,7 @@ def test_panel_figures_trace_back_to_stored_events(run, tmp_path):
         hits += bool(evidence & seen)
     assert recall["probes"] == n and recall["inspector"] == pytest.approx(hits / n)
     # THALIA's cited share and integrate counts, recomputed from the stored funnels.
-    funnel_rows = tables(build_report(store, run_id, boot=50))["THALIA (thalia): candidate funnel"].rows
+    funnel_rows = tables(build_report(store, run_id, boot=50))["THALIA (thalia): citations and integrate"].rows
     thalia_units = [u["unit_id"] for u in store.rows(
         "select unit_id from units where run_id = ? and condition = 'thalia'", [run_id])]
     for row in funnel_rows:
@@ -108,6 +109,8 @@ def test_panel_figures_trace_back_to_stored_events(run, tmp_path):
             f"'selected' and checkpoint = ? and unit_id in ({','.join('?' * len(thalia_units))})",
             [run_id, row["checkpoint"], *thalia_units])]
         assert told and all("prompt" in f for f in told)
+        assert row["prompt_windows"] == sum(f["prompt"] for f in told) and row["cited_windows"] == sum(
+            f["cited"] for f in told)
         assert row["cited_share"] == pytest.approx(sum(f["cited"] for f in told) / sum(f["prompt"] for f in told))
         assert row["dropped"] == sum(f["inline"] - f["prompt"] for f in told)
         assert row["narrowed"] == sum(f["prompt"] < f["inline"] for f in told)
