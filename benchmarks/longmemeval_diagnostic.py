@@ -5,8 +5,11 @@
 
 Generates a LongMemEval-schema file at S scale (or uses --file) and runs `lsrep longmemeval
 --systems vector-rag` on it with default settings (default workers, offline answerer and
-judge), measuring wall time, the peak RSS of the whole process tree (driver + workers,
-sampled every 0.1 s; the largest single process too) and the store's size. With --official
+judge), measuring wall time, CPU time of the whole tree (the adapter hosts included: their
+fork server reaps them, and the harness waits for it), the peak RSS of the whole process tree
+(driver + workers + fork server + hosts, sampled every 0.1 s; the largest single process too),
+the peak PSS of the tree (shared pages counted once: the hosts are forks of one fork server, so
+the RSS sum counts its pages once per host) and the store's size. With --official
 DIR (a checkout of xiaowu0162/LongMemEval), it runs the official retrieval script beside it
 on the same file, `src/retrieval/run_retrieval.py --retriever flat-bm25 --granularity turn`,
 measured the same way, alternating with LSREP's runs so both see the same machine load. That
