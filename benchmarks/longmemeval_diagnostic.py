@@ -5,8 +5,11 @@
 
 Generates a LongMemEval-schema file at S scale (or uses --file) and runs `lsrep longmemeval
 --systems vector-rag` on it with default settings (default workers, offline answerer and
-judge), measuring wall time, the peak RSS of the whole process tree (driver + workers,
-sampled every 0.1 s; the largest single process too) and the store's size. With --official
+judge), measuring wall time, CPU time of the whole tree (the adapter hosts included: their
+fork server reaps them, and the harness waits for it), the peak RSS of the whole process tree
+(driver + workers + fork server + hosts, sampled every 0.1 s; the largest single process too),
+the peak PSS of the tree (shared pages counted once: the hosts are forks of one fork server, so
+the RSS sum counts its pages once per host) and the store's size. With --official
 DIR (a checkout of xiaowu0162/LongMemEval), it runs the official retrieval script beside it
 on the same file, `src/retrieval/run_retrieval.py --retriever flat-bm25 --granularity turn`,
 measured the same way, alternating with LSREP's runs so both see the same machine load. That
@@ -72,35 +75,52 @@ def _rss_kb(pid: int) -> int:
     return 0
 
 
+def _pss_kb(pid: int) -> int:
+    """Proportional set size: a page shared by n processes counts 1/n in each (sums to the tree's
+    real memory, where RSS counts the fork server's pages again in every host forked from it)."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as fh:
+            for line in fh:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
 def measure(cmd: list[str], *, cwd: Path | None = None, env: dict[str, str] | None = None) -> dict:
     """Wall time and peak RSS (tree total and largest process) of a command."""
     load = os.getloadavg()[0]
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    peak_tree = peak_one = 0
+    peak_tree = peak_one = peak_pss = 0
     usage = None
     while True:
         pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
         if pid:
             proc.returncode = os.waitstatus_to_exitcode(status)
             break
-        tree, todo, total = _children(), [proc.pid], 0
+        tree, todo, total, pss = _children(), [proc.pid], 0, 0
         while todo:
             pid = todo.pop()
             rss = _rss_kb(pid)
             total += rss
+            pss += _pss_kb(pid)
             peak_one = max(peak_one, rss)
             todo.extend(tree.get(pid, ()))
         peak_tree = max(peak_tree, total)
+        peak_pss = max(peak_pss, pss)
         time.sleep(0.1)
     out, err = proc.communicate()
     wall = time.perf_counter() - start
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{err[-3000:]}")
-    # CPU seconds of the whole tree (waited-for workers included): comparable under any machine load.
+    # CPU seconds of the whole tree, every waited-for descendant included (worker processes, the
+    # adapter hosts, which the fork server reaps, and the fork server, which the harness waits for):
+    # comparable under any machine load.
     cpu = usage.ru_utime + usage.ru_stime
-    return {"wall_s": wall, "cpu_s": cpu, "tree_mb": peak_tree / 1024, "max_proc_mb": peak_one / 1024,
-            "load": load, "stdout": out}
+    return {"wall_s": wall, "cpu_s": cpu, "tree_mb": peak_tree / 1024, "tree_pss_mb": peak_pss / 1024,
+            "max_proc_mb": peak_one / 1024, "load": load, "load_end": os.getloadavg()[0], "stdout": out}
 
 
 def lsrep_run(data: Path, store: Path, workers: int | None = None) -> dict:
@@ -177,12 +197,14 @@ def main() -> None:
             if args.official:
                 theirs.append(official_run(args.official, data, tmp))
         for r in mine:
-            print(f"lsrep      wall {r['wall_s']:7.1f} s  CPU {r['cpu_s']:7.1f} s  tree RSS {r['tree_mb']:6.0f} MB  largest process "
+            print(f"lsrep      wall {r['wall_s']:7.1f} s  CPU {r['cpu_s']:7.1f} s  tree RSS {r['tree_mb']:6.0f} MB  "
+                  f"(PSS {r['tree_pss_mb']:4.0f} MB)  largest process "
                   f"{r['max_proc_mb']:6.0f} MB  store {r['store_mb']:6.1f} MiB ({r['store_mb'] / size_mb:.2f}x the "
-                  f"input)  load at start {r['load']:.1f}")
+                  f"input)  load at start/end {r['load']:.1f}/{r['load_end']:.1f}")
         for r in theirs:
-            print(f"official   wall {r['wall_s']:7.1f} s  CPU {r['cpu_s']:7.1f} s  tree RSS {r['tree_mb']:6.0f} MB  largest process "
-                  f"{r['max_proc_mb']:6.0f} MB  load at start {r['load']:.1f}")
+            print(f"official   wall {r['wall_s']:7.1f} s  CPU {r['cpu_s']:7.1f} s  tree RSS {r['tree_mb']:6.0f} MB  "
+                  f"(PSS {r['tree_pss_mb']:4.0f} MB)  largest process {r['max_proc_mb']:6.0f} MB  "
+                  f"load at start/end {r['load']:.1f}/{r['load_end']:.1f}")
         print(f"lsrep wall: {spread([r['wall_s'] for r in mine])} s")
         if theirs:
             print(f"official wall: {spread([r['wall_s'] for r in theirs])} s")
@@ -196,7 +218,8 @@ def main() -> None:
                                                sessions_per_question=args.m_sessions, seed=8)
             r = lsrep_run(m_data, tmp / "store_m.sqlite")
             print(f"M-shaped ({args.m_questions} questions x {args.m_sessions} sessions, "
-                  f"{m_data.stat().st_size / 2**20:.0f} MiB): wall {r['wall_s']:.1f} s  tree RSS {r['tree_mb']:.0f} MB  "
+                  f"{m_data.stat().st_size / 2**20:.0f} MiB): wall {r['wall_s']:.1f} s  CPU {r['cpu_s']:.1f} s  tree RSS "
+                  f"{r['tree_mb']:.0f} MB (PSS {r['tree_pss_mb']:.0f} MB)  "
                   f"largest process {r['max_proc_mb']:.0f} MB")
         print(json.dumps({"lsrep": [{k: v for k, v in r.items() if k != "stdout"} for r in mine],
                           "official": [{k: str(v) if isinstance(v, Path) else v for k, v in r.items()

@@ -326,11 +326,10 @@ _DRIVER_MB, _WORKER_MB = 130, 110
 def default_workers(memory_mb: int = MEMORY_BUDGET_MB) -> int:
     """Worker processes by default: the cores not already busy (1-minute load), capped by memory.
 
-    Measured at S scale (benchmarks/longmemeval_diagnostic.py): the driver peaks near 120 MB
-    and each worker near 105 MB, so the 300 MB default leaves one process (in-process, peak
-    ~200 MB); `--memory-mb 400` allows two workers where two cores are free. With one worker
-    and `--memory-mb` of at least `OVERLAP_MB`, two questions overlap in threads of the driver
-    (`lsrep.executors.overlap`; see `default_executor`).
+    Measured at S scale (benchmarks/longmemeval_diagnostic.py): a driver process peaks near
+    100 MB, its fork server and each host near 50-60 MB (RSS; most of it pages they share), so
+    the 300 MB default leaves one process, which overlaps two questions in two threads
+    (`default_executor`); `--memory-mb 400` allows two workers where two cores are free.
     """
     try:
         cores = len(os.sched_getaffinity(0))
@@ -342,17 +341,25 @@ def default_workers(memory_mb: int = MEMORY_BUDGET_MB) -> int:
 
 
 OVERLAP_MB = 600
-"""Memory budget from which the default single worker overlaps two questions in threads. Two
-units in flight hold two trajectories, two turn indexes and two hosts: measured peak tree RSS
-at S scale 318 MB overlapped (in-process ~210 MB), at M scale 513 MB (in-process 182 MB)."""
+"""Memory budget from which the default single worker overlaps any two questions. Two units in
+flight hold two trajectories, two turn indexes and two hosts: at M scale (~5,000 turns a
+question) measured 536 MB tree RSS overlapped against 380 MB one at a time."""
+OVERLAP_TURNS = 2000
+"""Below `OVERLAP_MB`, only questions of at most this many turns overlap (S: ~500 turns, measured
+within the 300 MB default); a longer one (M: ~5,000) runs alone, after the units before it."""
 
 
 def default_executor(name: str, workers: int, memory_mb: int = MEMORY_BUDGET_MB, address: str | None = None):
-    """`make_executor`, except that `auto` with one worker overlaps two units where the budget allows."""
+    """`make_executor`, except that `auto` with one worker uses the second core where there is one:
+    two units at a time in threads (`lsrep.executors.overlap`; the adapter hosts are processes),
+    all of them from `OVERLAP_MB`, else those of at most `OVERLAP_TURNS` turns."""
     from lsrep.executors import make_executor
 
-    if name == "auto" and workers <= 1 and memory_mb >= OVERLAP_MB:
-        name = "overlapped"
+    if name == "auto" and workers <= 1 and memory_mb >= MEMORY_BUDGET_MB:
+        from lsrep.executors.overlap import OverlappedExecutor, usable_cores
+
+        if usable_cores() >= 2:
+            return OverlappedExecutor(2, max_turns=None if memory_mb >= OVERLAP_MB else OVERLAP_TURNS)
     return make_executor(name, workers, address)
 
 

@@ -19,7 +19,6 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats as sps
 
 PROBE_UNIT = "probe (trajectory, probe_id)"
 """Resampling unit of every cluster bootstrap in the report."""
@@ -210,6 +209,8 @@ def wilson_interval(successes: int, n: int, *, level: float = DEFAULT_LEVEL) -> 
         return _nan_estimate(0, 0, level, unit, method)
     if not 0 <= successes <= n:
         raise ValueError(f"successes {successes} outside 0..{n}")
+    from scipy import stats as sps  # imported on use: ~75 MB and ~1 s that a replay never needs
+
     z = float(sps.norm.ppf(1.0 - (1.0 - level) / 2.0))
     p = successes / n
     denom = 1.0 + z * z / n
@@ -290,6 +291,8 @@ def mcnemar_exact(a: Sequence[bool | int], b: Sequence[bool | int]) -> TestResul
     a_only = int(np.sum(x & ~y))
     b_only = int(np.sum(~x & y))
     discordant = a_only + b_only
+    from scipy import stats as sps
+
     p = 1.0 if discordant == 0 else float(sps.binomtest(a_only, discordant, 0.5).pvalue)
     return TestResult(
         float(a_only), min(1.0, p), len(x), len(x), "pair (assumed independent)",

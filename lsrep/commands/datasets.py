@@ -19,7 +19,8 @@ def register(sub, command) -> None:
     sp.add_argument("--types", help="comma-separated question types to run (e.g. temporal-reasoning)")
     sp.add_argument("--questions", help="comma-separated question ids to run")
     sp.add_argument("--executor", default="auto", choices=["auto", "in-process", "overlapped", "process", "ray"],
-                    help="where units run (default: %(default)s)")
+                    help="where units run (default: %(default)s: one worker overlaps two questions of at most "
+                         "2,000 turns in threads where two cores are usable, a process pool with more workers)")
     sp.add_argument("--workers", type=int, default=None,
                     help="worker processes (default: the free cores, capped by --memory-mb)")
     sp.add_argument("--memory-mb", type=int, default=300,

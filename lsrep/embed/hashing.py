@@ -14,6 +14,9 @@ from functools import lru_cache
 
 import numpy as np
 
+BATCH_CHARS = 1 << 18
+"""Texts are embedded together in chunks of about this many characters (bounded temporaries)."""
+
 
 class HashingEmbedder:
     """Deterministic hashing-trigram embedder (no weights, no downloads)."""
@@ -21,35 +24,102 @@ class HashingEmbedder:
     def __init__(self, dim: int = 512) -> None:
         self.dim = dim
         self.name = f"hashing-trigram-sha1-d{dim}"
+        self._primed: dict[str, np.ndarray] = {}
+        self._pending: list[str] = []
+        self._pending_set: set[str] = set()
+        self._next = 0
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """One row per text; all texts of the call are embedded together (same vectors as one by one)."""
         out = np.zeros((len(texts), self.dim), dtype=np.float64)
+        todo, norms = [], []
         for row, text in enumerate(texts):
-            out[row] = self._embed_one(text)
+            hit = self._lookup(text) if self._pending_set or self._primed else None
+            if hit is not None:
+                out[row] = hit
+                continue
+            norm = _normalised(text)
+            if norm:
+                todo.append(row)
+                norms.append(norm)
+        if todo:
+            out[todo] = self._embed_normalised(norms)
         return out
 
-    def _embed_one(self, text: str) -> np.ndarray:
-        norm_text = " ".join(text.lower().split())
-        if not norm_text:
-            return np.zeros(self.dim, dtype=np.float64)
-        padded = f"  {norm_text}  "
-        # Vectorised over trigrams: each is keyed by its three code points and looked up in a
-        # sorted table of (key -> signed bucket) that grows as new trigrams appear (SHA-1 only
-        # for those). Each occurrence adds +-1, so the float sums are exact integers: equal to
-        # adding sign * count per distinct trigram.
+    def prime(self, texts: Sequence[str]) -> None:
+        """Embed these texts in batches, for the `embed` calls that follow.
+
+        A system embeds turn by turn; the adapter host primes the embedder with the contents of a
+        prefetched batch of turns, so most later one-text calls are lookups: the first call for a
+        primed text embeds it with the primed texts after it (one chunk of about `BATCH_CHARS`).
+        A text is found under its exact string, whitespace-collapsed as `embedding_text` gives it
+        (`" ".join(text.split())`), so a hit is by definition that text's vector. Each vector is
+        handed out once and a chunk replaces the one before: memory stays one chunk.
+        """
+        self._pending = list(dict.fromkeys(key for key in (" ".join(text.split()) for text in texts) if key))
+        self._pending_set = set(self._pending)
+        self._next = 0
+        self._primed = {}
+
+    def _lookup(self, text: str) -> np.ndarray | None:
+        hit = self._primed.pop(text, None)
+        while hit is None and text in self._pending_set:
+            start = end = self._next
+            size = 0
+            while end < len(self._pending) and size < BATCH_CHARS:
+                size += len(self._pending[end]) + 4
+                end += 1
+            keys = self._pending[start:end]
+            self._next = end
+            self._pending_set.difference_update(keys)
+            # `key` has single spaces only and lowercasing never makes whitespace: key.lower() is
+            # its normalised form (the tests compare primed vectors with the definition).
+            self._primed = dict(zip(keys, self._embed_chunk([key.lower() for key in keys]), strict=True))
+            hit = self._primed.pop(text, None)
+        return hit
+
+    def _embed_normalised(self, norms: list[str]) -> np.ndarray:
+        """Rows for non-empty normalised texts, embedded in chunks of about `BATCH_CHARS`."""
+        out = np.empty((len(norms), self.dim), dtype=np.float64)
+        start = size = 0
+        for end, norm in enumerate(norms, 1):
+            size += len(norm) + 4
+            if size >= BATCH_CHARS or end == len(norms):
+                out[start:end] = self._embed_chunk(norms[start:end])
+                start, size = end, 0
+        return out
+
+    def _embed_chunk(self, norms: list[str]) -> np.ndarray:
+        # Every text padded with two spaces each side and joined; its trigrams are those starting in
+        # its own padded span. Each trigram is keyed by its three code points and looked up in a
+        # table of (key -> signed bucket) that grows as new trigrams appear (SHA-1 only for those).
+        # Each occurrence adds +-1, so the float sums are exact integers: equal to adding sign *
+        # count per distinct trigram, in any order, and the squared norms are exact too.
+        padded = "".join(f"  {norm}  " for norm in norms)
+        spans = np.fromiter((len(norm) + 4 for norm in norms), dtype=np.int64, count=len(norms))
+        ends = np.cumsum(spans)
+        rows = np.repeat(np.arange(len(norms), dtype=np.int64), spans)[:-2]
+        valid = np.arange(len(rows), dtype=np.int64) + 3 <= ends[rows]
         table = _table(self.dim)
-        ascii_text = padded.isascii()
-        points = np.frombuffer(padded.encode("ascii" if ascii_text else "utf-32-le"),
-                               dtype=np.uint8 if ascii_text else np.uint32)
-        if ascii_text:  # the common case: a direct table indexed by the three 7-bit codes
-            points = points.astype(np.int32)
-            codes = table.ascii_codes((points[:-2] << 14) | (points[1:-1] << 7) | points[2:])
+        if padded.isascii():  # the common case: a direct table indexed by the three 7-bit codes
+            points = np.frombuffer(padded.encode("ascii"), dtype=np.uint8).astype(np.int32)
+            keys = ((points[:-2] << 14) | (points[1:-1] << 7) | points[2:])[valid]
+            codes = table.ascii_codes(keys)
         else:
-            points = points.astype(np.int64)
-            codes = table.codes((points[:-2] << 42) | (points[1:-1] << 21) | points[2:])
-        vec = np.bincount(codes >> 1, weights=1.0 - 2.0 * (codes & 1), minlength=self.dim)
-        length = float(np.linalg.norm(vec))
-        return vec / length if length > 0 else vec
+            points = np.frombuffer(padded.encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.int64)
+            keys = ((points[:-2] << 42) | (points[1:-1] << 21) | points[2:])[valid]
+            codes = table.codes(keys)
+        codes = codes.astype(np.int64)
+        flat = rows[valid] * self.dim + (codes >> 1)
+        vecs = np.bincount(flat, weights=1.0 - 2.0 * (codes & 1), minlength=len(norms) * self.dim)
+        vecs = vecs.reshape(len(norms), self.dim)
+        lengths = np.sqrt(np.einsum("ij,ij->i", vecs, vecs))
+        lengths[lengths == 0] = 1.0  # a text whose signs cancel keeps its zero vector
+        return vecs / lengths[:, None]
+
+
+def _normalised(text: str) -> str:
+    return " ".join(text.lower().split())
 
 
 class _TrigramTable:
@@ -63,13 +133,15 @@ class _TrigramTable:
         self.dim = dim
         self.data = (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64))
         # ASCII trigrams, code + 1 (0: not computed yet); zero pages stay unallocated until used.
-        self.direct = np.zeros(1 << 21, dtype=np.int64)
+        # int16 where the codes fit (4 MiB of address space instead of 16).
+        small = 2 * dim + 1 < np.iinfo(np.int16).max
+        self.direct = np.zeros(1 << 21, dtype=np.int16 if small else np.int64)
 
     def ascii_codes(self, keys: np.ndarray) -> np.ndarray:
         codes = self.direct[keys]
         unknown = codes == 0
         if unknown.any():
-            for k in np.unique(keys[unknown]).tolist():  # idempotent writes: safe across threads
+            for k in set(keys[unknown].tolist()):  # idempotent writes: safe across threads
                 self.direct[k] = 1 + _code(chr(k >> 14) + chr((k >> 7) & 0x7F) + chr(k & 0x7F), self.dim)
             codes = self.direct[keys]
         return codes - 1

@@ -24,12 +24,18 @@ from lsrep.executors.local import Executor
 
 
 class OverlappedExecutor(Executor):
-    """Up to `depth` units at once in threads of this process, results in task order."""
+    """Up to `depth` units at once in threads of this process, results in task order.
+
+    With `max_turns`, a unit whose trajectory is longer runs alone (after the units before it):
+    the memory two units hold grows with their trajectories (turn index, host state), so a
+    memory cap that two short units fit in is kept on long ones too.
+    """
 
     name = "in-process-overlapped"
 
-    def __init__(self, depth: int = 2) -> None:
+    def __init__(self, depth: int = 2, max_turns: int | None = None) -> None:
         self.depth = max(1, depth)
+        self.max_turns = max_turns
 
     def run(self, tasks: Iterable[UnitTask]) -> Iterator[UnitResult]:
         pool = cf.ThreadPoolExecutor(max_workers=self.depth, thread_name_prefix="lsrep-unit")
@@ -37,7 +43,8 @@ class OverlappedExecutor(Executor):
         clean = False
         try:
             for task in tasks:
-                if task.adapter_host == "in-process":
+                long = self.max_turns is not None and len(task.trajectory.turns) > self.max_turns
+                if task.adapter_host == "in-process" or long:
                     while pending:
                         yield pending.popleft().result()
                     yield run_unit(task)

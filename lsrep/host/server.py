@@ -194,6 +194,7 @@ class Host:
 
     def op_batch(self, message: dict[str, Any]) -> dict[str, Any]:
         """Calls in order, one reply each as it finishes; ends at the first failure that ends a unit."""
+        _prime_embedder(self.instances[message["instance"]], message["calls"])
         done = 0
         for call in message["calls"]:
             reply = self._call(message["instance"], call)
@@ -241,6 +242,18 @@ class Host:
 
         # Through JSON with str() for odd values, exactly as the harness stores params in-process.
         self.events.append(json.loads(json.dumps(event.model_dump(), default=str)))
+
+
+def _prime_embedder(adapter: Any, calls: list[dict[str, Any]]) -> None:
+    """The batch's turn contents embedded at once, where the adapter embeds turn contents with an
+    embedder that can batch (`HashingEmbedder.prime`): its one-turn calls then find them ready."""
+    setup = getattr(adapter, "setup", None)
+    prime = getattr(getattr(setup, "embedder", None), "prime", None)
+    if prime is None or getattr(setup, "embedding_text", None) != "content":
+        return
+    prime([call["args"][0]["$turn"]["content"] for call in calls
+           if call["method"] == "ingest" and call.get("args") and isinstance(call["args"][0], dict)
+           and "$turn" in call["args"][0]])
 
 
 def _capability(adapter: Any, name: str) -> Any:

@@ -84,10 +84,42 @@ def test_overlapped_is_chosen_by_name_where_two_cores_are_usable(monkeypatch):
     assert type(make_executor("overlapped", 1)) is InProcessExecutor
 
 
-def test_longmemeval_default_overlaps_only_within_the_memory_budget(monkeypatch):
-    from lsrep.longmemeval import OVERLAP_MB, default_executor
+def test_longmemeval_default_overlaps_short_questions_within_the_memory_budget(monkeypatch):
+    from lsrep.longmemeval import MEMORY_BUDGET_MB, OVERLAP_MB, OVERLAP_TURNS, default_executor
 
     monkeypatch.setattr(overlap, "usable_cores", lambda: 2)
-    assert type(default_executor("auto", 1, 300)) is InProcessExecutor
-    assert isinstance(default_executor("auto", 1, OVERLAP_MB), OverlappedExecutor)
+    default = default_executor("auto", 1, MEMORY_BUDGET_MB)
+    assert isinstance(default, OverlappedExecutor) and default.max_turns == OVERLAP_TURNS
+    assert default_executor("auto", 1, OVERLAP_MB).max_turns is None
+    assert type(default_executor("auto", 1, MEMORY_BUDGET_MB - 1)) is InProcessExecutor
     assert type(default_executor("in-process", 1, OVERLAP_MB)) is InProcessExecutor
+    monkeypatch.setattr(overlap, "usable_cores", lambda: 1)
+    assert type(default_executor("auto", 1, MEMORY_BUDGET_MB)) is InProcessExecutor
+
+
+def test_a_unit_longer_than_max_turns_runs_alone(monkeypatch):
+    """Two short units overlap; a long one waits for the units before it and none starts beside it."""
+    active, log, lock = [0], [], threading.Lock()
+
+    def fake_run_unit(task):
+        with lock:
+            active[0] += 1
+            log.append((task.n, active[0]))
+        time.sleep(0.05)
+        with lock:
+            active[0] -= 1
+        return task.n
+
+    class Task:
+        adapter_host = "process"
+
+        def __init__(self, n: int, turns: int) -> None:
+            self.n = n
+            self.trajectory = type("T", (), {"turns": (None,) * turns})()
+
+    monkeypatch.setattr(overlap, "run_unit", fake_run_unit)
+    tasks = [Task(0, 10), Task(1, 10), Task(2, 50), Task(3, 10), Task(4, 10)]
+    assert list(OverlappedExecutor(2, max_turns=20).run(tasks)) == [0, 1, 2, 3, 4]
+    alone = dict(log)
+    assert alone[2] == 1, "the long unit ran beside another"
+    assert max(alone.values()) == 2, "short units did not overlap"
