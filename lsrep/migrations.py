@@ -6,6 +6,7 @@ with the next number (`docs/store-schema.md` is generated from the result).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
 import sqlite_utils
@@ -264,3 +265,31 @@ def m013_adapter_logs(db: sqlite_utils.Database) -> None:
          "message": str, "count": int, "method": str},
     )
     db["adapter_logs"].create_index(["run_id", "condition"])
+
+
+@migration
+def m014_unit_ingests(db: sqlite_utils.Database) -> None:
+    # Ingest latency once per unit, not once per turn: a per-turn row repeated the run, unit and
+    # condition (three times with its indexes) and was a third of a LongMemEval store. The turn ids
+    # and their milliseconds are JSON arrays in ingest order.
+    db["unit_ingests"].create(
+        {"run_id": str, "unit_id": str, "condition": str, "turns": int, "failed": int, "total_ms": float,
+         "turn_ids": str, "elapsed_ms": str},
+        pk=("run_id", "unit_id"),
+    )
+    units: dict[tuple[str, str], list[dict]] = {}
+    for row in db.query("select * from ingests order by run_id, unit_id, seq"):
+        units.setdefault((row["run_id"], row["unit_id"]), []).append(row)
+    if units:
+        db["unit_ingests"].insert_all(unit_ingest_row(rows) for rows in units.values())
+    db["ingests"].drop()
+
+
+def unit_ingest_row(rows: list[dict]) -> dict:
+    """One `unit_ingests` row from a unit's per-turn ingest rows (in ingest order)."""
+    first = rows[0]
+    return {"run_id": first["run_id"], "unit_id": first["unit_id"], "condition": first["condition"],
+            "turns": len(rows), "failed": sum(1 for r in rows if r["status"] != "ok"),
+            "total_ms": sum(r["elapsed_ms"] for r in rows),
+            "turn_ids": json.dumps([r["turn_id"] for r in rows], separators=(",", ":")),
+            "elapsed_ms": json.dumps([r["elapsed_ms"] for r in rows], separators=(",", ":"))}

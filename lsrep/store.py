@@ -18,7 +18,7 @@ from typing import Any
 
 import sqlite_utils
 
-from lsrep.migrations import MIGRATIONS
+from lsrep.migrations import MIGRATIONS, unit_ingest_row
 from lsrep.store_lock import BUSY_TIMEOUT_S, file_lock, open_error
 
 REDACTED_COLUMNS = frozenset({"error", "message", "rationale", "reason"})
@@ -178,7 +178,7 @@ class RunStore:
         """Write a finished unit and all its rows in one transaction (replacing a partial one)."""
         run_id, unit_id = unit["run_id"], unit["unit_id"]
         with self.db.conn:
-            for table in ("checkpoints", "events", "maintenance", "failures", "memory_calls", "ingests",
+            for table in ("checkpoints", "events", "maintenance", "failures", "memory_calls", "unit_ingests",
                           "adapter_logs"):
                 self.db.execute(f"delete from {table} where run_id = ? and unit_id = ?", [run_id, unit_id])
             obs_ids = [r["obs_id"] for r in self.db.query(
@@ -191,6 +191,9 @@ class RunStore:
             for table, rows in tables.items():
                 if table == "fragments":
                     rows = self._share_texts(rows)
+                elif table == "ingests":  # per-turn rows in memory, one row per unit in the store
+                    rows = list(rows)
+                    table, rows = "unit_ingests", [unit_ingest_row(rows)] if rows else []
                 self._insert_rows(table, rows)
             self.db["units"].upsert(unit, pk=("run_id", "unit_id"))
 

@@ -28,7 +28,8 @@ def load_cost_rows(store: Any, run_id: str) -> dict[str, list[dict[str, Any]]]:
         "sum(cost) cost, sum(status != 'ok') failed from memory_calls where run_id = ? "
         "group by condition, role, kind, phase, source order by condition, role, kind, phase, source", [run_id])
     ingests = store.rows(
-        "select condition, count(*) turns, avg(elapsed_ms) ms from ingests where run_id = ? group by condition",
+        "select condition, sum(turns) turns, sum(total_ms) / sum(turns) ms from unit_ingests "
+        "where run_id = ? and turns > 0 group by condition",
         [run_id])
     return {"memory_calls": memory, "ingests": ingests}
 

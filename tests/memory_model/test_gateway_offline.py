@@ -3,6 +3,8 @@ in-process) reaches it with its own `openai` client, and every call is booked to
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from lsrep.runner import run_campaign
@@ -29,8 +31,11 @@ def test_an_adapter_reaches_its_gateway_and_every_call_is_attributed(tmp_path, h
     assert {c["source"] for c in calls} == {"offline"} and all(c["status"] == "ok" for c in calls)
     assert all(c["prompt_tokens"] > 0 for c in calls)
     # Ingest latency is recorded per turn.
-    ingests = store.rows("select turn_id, elapsed_ms from ingests where run_id = ? order by seq", [out.run_id])
-    assert [r["turn_id"] for r in ingests] == turns and all(r["elapsed_ms"] > 0 for r in ingests)
+    (ingests,) = store.rows("select * from unit_ingests where run_id = ?", [out.run_id])
+    elapsed = json.loads(ingests["elapsed_ms"])
+    assert json.loads(ingests["turn_ids"]) == turns and ingests["turns"] == len(turns) and ingests["failed"] == 0
+    assert len(elapsed) == len(turns) and all(ms > 0 for ms in elapsed)
+    assert ingests["total_ms"] == pytest.approx(sum(elapsed))
     # The JSON-mode facts are the turn's own words, so retrieval finds something.
     assert store.rows("select count(*) n from observations where run_id = ? and n_fragments > 0",
                       [out.run_id])[0]["n"] == len(observations)

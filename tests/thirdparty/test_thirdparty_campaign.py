@@ -40,7 +40,8 @@ def test_quickstart_journal_runs_offline_and_books_every_memory_call(tmp_path):
     run(store, "--trajectories", "maya-journal")
     got = calls(store)
     with sqlite3.connect(store) as db:
-        (turns,) = db.execute("SELECT count(DISTINCT turn_id) FROM ingests WHERE condition = 'mem0'").fetchone()
+        (turns,) = db.execute("SELECT count(DISTINCT j.value) FROM unit_ingests, json_each(turn_ids) j "
+                                "WHERE condition = 'mem0'").fetchone()
     assert turns == 35
     for system in ("mem0", "langmem"):
         chats, cited = got[(system, "ingest", "chat")]
