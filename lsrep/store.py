@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import operator
 import sqlite3
 from collections.abc import Iterable
 from datetime import UTC, datetime
@@ -239,7 +240,7 @@ class RunStore:
 
             rows = [{**row, **{names[i]: redact(row.get(names[i])) for i in masked}} for row in rows]
         sql = f"insert {conflict} into [{table}] ({', '.join(f'[{n}]' for n in names)}) values ({', '.join('?' * len(names))})"
-        self.db.conn.executemany(sql, [tuple(row.get(n) for n in names) for row in rows])
+        self.db.conn.executemany(sql, _values(rows, names))
 
     # -- reads ---------------------------------------------------------------------------------
     def observations(self, run_id: str) -> list[dict[str, Any]]:
@@ -298,6 +299,17 @@ lsrep process runs.
 - **unfinished runs** (`running` after a crash, `interrupted` after Ctrl-C): the same
   `lsrep run` resumes them, replaying only the units not yet stored; `--fresh` starts over.
 """
+
+
+def _values(rows: list[dict[str, Any]], names: list[str]) -> list[tuple[Any, ...]]:
+    # One C-level lookup per row when every row has every column (the engine's rows do); a row
+    # lacking one falls back to NULL for it, as `row.get` gives.
+    get = operator.itemgetter(*names)
+    try:
+        values = [get(row) for row in rows]
+    except KeyError:
+        return [tuple(row.get(n) for n in names) for row in rows]
+    return values if len(names) > 1 else [(v,) for v in values]
 
 
 def _utcnow() -> str:
