@@ -393,7 +393,7 @@ class _Replay:
         # The harness, not the adapter, knows what reached the answer prompt. Credit goes to the
         # fragment's producers: a mechanism whose declared stages exclude `in_prompt` (a pass-through
         # such as fusion or a cap) is not credited for what others produced (docs/fidelity.md).
-        passes = {m.name for m in self.adapter_cls.mechanisms if m.stages and "in_prompt" not in m.stages}
+        passes = self._passes
         by_mechanism: dict[str, list[str]] = {}
         for frag in fragments:
             for mech in frag.mechanisms:
@@ -401,9 +401,14 @@ class _Replay:
                     by_mechanism.setdefault(mech, []).extend(frag.source_turn_ids)
         self.log.where = {"step": "assemble", "checkpoint": step.ordinal, "probe_id": probe_id}
         for mech, ids in sorted(by_mechanism.items()):
-            self.log.record_event(FidelityEvent(mechanism=mech, stage="in_prompt", count=len(ids),
-                                                source_turn_ids=tuple(dict.fromkeys(ids))))
+            # Built by the harness from validated fragments: no second validation per probe.
+            self.log.record_event(FidelityEvent.model_construct(mechanism=mech, stage="in_prompt", count=len(ids),
+                                                                source_turn_ids=tuple(dict.fromkeys(ids))))
         self.log.where = {}
+
+    @functools.cached_property
+    def _passes(self) -> frozenset[str]:
+        return frozenset(m.name for m in self.adapter_cls.mechanisms if m.stages and "in_prompt" not in m.stages)
 
     def _finish(self, row: dict[str, Any]) -> None:
         if row["error"] is not None:

@@ -191,8 +191,9 @@ class RunStore:
             self.db.execute("delete from observations where run_id = ? and unit_id = ?", [run_id, unit_id])
             for table, rows in tables.items():
                 if table == "fragments":
-                    rows = self._share_texts(rows)
-                self._insert_rows(table, rows)
+                    self._insert_fragments(list(rows))
+                else:
+                    self._insert_rows(table, rows)
             self.db["units"].upsert(unit, pk=("run_id", "unit_id"))
 
     def _share_texts(self, rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -213,6 +214,36 @@ class RunStore:
                                  [(d, t) for t, d in digests.items()])
         return out
 
+    def _insert_fragments(self, rows: list[dict[str, Any]]) -> None:
+        # Rows shaped like the first (the engine's), no free-text column: texts shared and values
+        # taken in one pass, without a copy of each row. Anything else goes the general way.
+        names = [n for n in rows[0] if n != "text"] if rows else []
+        if len(names) < 2 or "text" not in rows[0] or "text_sha256" in rows[0] or REDACTED_COLUMNS.intersection(names):
+            self._insert_rows("fragments", self._share_texts(rows))
+            return
+        digests: dict[str, str] = {}
+        get = operator.itemgetter(*names)
+        try:
+            values = []
+            for row in rows:
+                text = row["text"]
+                if text is None:
+                    values.append((*get(row), None, None))
+                    continue
+                digest = digests.get(text)
+                if digest is None:
+                    digest = digests[text] = hashlib.sha256(text.encode("utf-8")).hexdigest()
+                values.append((*get(row), None, digest))
+        except KeyError:
+            self._insert_rows("fragments", self._share_texts(rows))
+            return
+        self._columns("fragments", [*names, "text", "text_sha256"])
+        self.db.conn.executemany("insert or ignore into fragment_texts (sha256, text) values (?, ?)",
+                                 [(d, t) for t, d in digests.items()])
+        columns = ", ".join(f"[{n}]" for n in [*names, "text", "text_sha256"])
+        self.db.conn.executemany(f"insert into [fragments] ({columns}) values ({', '.join('?' * (len(names) + 2))})",
+                                 values)
+
     def fragment_rows(self, obs_id: str) -> list[dict[str, Any]]:
         """An observation's fragments in rank order, with their text."""
         rows = list(self.db.query(
@@ -228,11 +259,7 @@ class RunStore:
         rows = list(rows)
         if not rows:
             return
-        columns = {c.name for c in self.db[table].columns}
-        names = [c for c in rows[0] if c in columns]
-        unknown = set(rows[0]) - columns
-        if unknown:
-            raise ValueError(f"table {table!r} has no column(s) {sorted(unknown)}")
+        names = self._columns(table, list(rows[0]))
         # Error texts may quote what an endpoint echoed (headers, keys): masked before storing.
         masked = [i for i, n in enumerate(names) if n in REDACTED_COLUMNS]
         if masked:
@@ -241,6 +268,13 @@ class RunStore:
             rows = [{**row, **{names[i]: redact(row.get(names[i])) for i in masked}} for row in rows]
         sql = f"insert {conflict} into [{table}] ({', '.join(f'[{n}]' for n in names)}) values ({', '.join('?' * len(names))})"
         self.db.conn.executemany(sql, _values(rows, names))
+
+    def _columns(self, table: str, names: list[str]) -> list[str]:
+        columns = {c.name for c in self.db[table].columns}
+        unknown = set(names) - columns
+        if unknown:
+            raise ValueError(f"table {table!r} has no column(s) {sorted(unknown)}")
+        return names
 
     # -- reads ---------------------------------------------------------------------------------
     def observations(self, run_id: str) -> list[dict[str, Any]]:
