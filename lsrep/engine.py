@@ -372,17 +372,17 @@ class _Replay:
         obs_id = row["obs_id"]
         # Leaks are counted over everything the system returned, recorded or cut.
         all_frags, audit = returned
-        judged = {id(f): (v, c) for f, v, c in zip(all_frags, audit.verdicts, audit.citation_leaks, strict=True)}
-        carried = {id(f): ids for f, ids in zip(all_frags, audit.carried, strict=True)}
-        row["proven_leak"] = sum(v.leak or c for v, c in zip(audit.verdicts, audit.citation_leaks, strict=True))
+        verdicts, citation_leaks, carried = audit.verdicts, audit.citation_leaks, audit.carried
+        position = {id(f): i for i, f in enumerate(all_frags)}
+        row["proven_leak"] = sum(v.leak or c for v, c in zip(verdicts, citation_leaks, strict=True))
+        make, append = self.fragment_rows.row, self.fragments.append
         for rank, frag in enumerate(fragments):
-            ids = frag.source_turn_ids
-            verdict, cites_future = judged[id(frag)]
-            sources.update(carried[id(frag)])  # a citation counts only where the text carries the turn
-            row["unattributed"] += not ids
-            frow = self.fragment_rows.row(obs_id, rank, frag, verdict, cites_future, carried[id(frag)])
+            i = position[id(frag)]
+            sources.update(carried[i])  # a citation counts only where the text carries the turn
+            row["unattributed"] += not frag.source_turn_ids
+            frow = make(obs_id, rank, frag, verdicts[i], citation_leaks[i], carried[i])
             tokens += frow["tokens"]
-            self.fragments.append(frow)
+            append(frow)
         row["n_fragments"], row["context_tokens"] = len(fragments), tokens
         evidence = json.loads(row["evidence_ids"])
         if evidence:

@@ -1,18 +1,15 @@
-"""Fragment rows of a unit, built with each recurring piece encoded once.
+"""Fragment rows of a unit, built once per distinct fragment and verdict, then copied.
 
 A system returns the same fragments to many probes and checkpoints (vector-RAG's top-k over a
-slowly growing history, a full-context dump, a summary kept across sessions). A fragment row's
-columns split into three parts, each a pure function of fewer inputs than the row:
+slowly growing history, a full-context dump, a summary kept across sessions): on LoCoMo conv-26,
+vector-RAG's 57,912 fragment rows hold 406 distinct texts. Every column of a fragment row but
+`obs_id`, `rank` and `score` is a pure function of the fragment (text, citations, mechanisms,
+kind, `derived`), its verdict (`lsrep.context_audit.fragment_fields`), whether it cites a turn
+not yet replayed, and the turns whose content it carries; the JSON columns are encoded once
+per such combination instead of once per row.
 
-- the fragment's own columns (its citations and mechanisms as JSON, the token estimate, whether
-  a cited id is not a turn of the trajectory, whether it declares derived text), a function of
-  its text, citations, mechanisms, kind and `derived` flag;
-- the verdict's columns (`lsrep.context_audit.fragment_fields`), a function of the verdict;
-- the carried turns as JSON, a function of that tuple.
-
-`FragmentRows` computes each part once per distinct input within a unit and assembles the row
-from them; the row is the same, key for key and value for value, as building it afresh
-(`tests/core/test_fragment_rows.py` compares both on real contexts).
+The row is the same, key for key and value for value, as building it afresh
+(`FragmentRows.fresh_row`; `tests/core/test_fragment_rows.py` compares both on real contexts).
 """
 
 from __future__ import annotations
@@ -26,8 +23,8 @@ from lsrep.contract import Fragment
 from lsrep.provenance import FragmentVerdict, is_derived
 from lsrep.text import estimate_tokens
 
-MEMO_LIMIT = 200_000
-"""Entries per memo before it is emptied (a bound on memory for very long units)."""
+MEMO_LIMIT = 50_000
+"""Memoised rows before the memo is emptied (a bound on memory for very long units)."""
 
 
 def json_list(items: Sequence[str]) -> str:
@@ -36,59 +33,34 @@ def json_list(items: Sequence[str]) -> str:
 
 
 class FragmentRows:
-    """Builds one unit's fragment rows; `row` is `fresh_row` with the recurring parts memoised."""
+    """Builds one unit's fragment rows; `row` is `fresh_row` with the recurring part memoised.
+
+    Everything in a row but `obs_id`, `rank` and `score` is a function of the fragment (text,
+    citations, mechanisms, kind, `derived`), its verdict, whether it cites a turn not yet replayed,
+    and the turns it carries. That part is built once per distinct combination and copied.
+    """
 
     def __init__(self, turn_index: Mapping[str, int], turn_ids: Sequence[str]) -> None:
         self.turn_index = turn_index
         self.turn_ids = turn_ids
-        self._own: dict[tuple, tuple[str, int, str, int, int]] = {}
-        self._verdicts: dict[int, tuple[FragmentVerdict, dict[str, Any]]] = {}
-        self._lists: dict[tuple[str, ...], str] = {}
-
-    def _listed(self, items: tuple[str, ...]) -> str:
-        hit = self._lists.get(items)
-        if hit is None:
-            if len(self._lists) > MEMO_LIMIT:
-                self._lists.clear()
-            hit = self._lists[items] = json_list(items)
-        return hit
-
-    def own(self, frag: Fragment) -> tuple[str, int, str, int, int]:
-        """(source ids JSON, tokens, mechanisms JSON, unknown source, derived) of a fragment."""
-        key = (frag.text, frag.source_turn_ids, frag.mechanisms, frag.kind, getattr(frag, "derived", False))
-        hit = self._own.get(key)
-        if hit is None:
-            if len(self._own) > MEMO_LIMIT:
-                self._own.clear()
-            ids = frag.source_turn_ids
-            hit = self._own[key] = (
-                self._listed(ids), estimate_tokens(frag.text), self._listed(frag.mechanisms),
-                int(any(t not in self.turn_index for t in ids)), int(is_derived(frag)),
-            )
-        return hit
-
-    def _verdict_fields(self, verdict: FragmentVerdict) -> dict[str, Any]:
-        # Keyed by identity (the provenance index hands out cached verdicts); the memo keeps the
-        # verdict alive, so its id cannot be reused by another object while the entry exists.
-        hit = self._verdicts.get(id(verdict))
-        if hit is None or hit[0] is not verdict:
-            if len(self._verdicts) > MEMO_LIMIT:
-                self._verdicts.clear()
-            hit = self._verdicts[id(verdict)] = (verdict, fragment_fields(verdict, self.turn_ids))
-        return hit[1]
+        self._rows: dict[tuple, tuple[FragmentVerdict, dict[str, Any]]] = {}
 
     def row(self, obs_id: str, rank: int, frag: Fragment, verdict: FragmentVerdict, cites_future: bool,
             carried: tuple[str, ...]) -> dict[str, Any]:
-        ids_json, tokens, mechs_json, unknown, derived = self.own(frag)
-        return {
-            "obs_id": obs_id, "rank": rank, "text": frag.text, "source_turn_ids": ids_json,
-            "tokens": tokens, "mechanisms": mechs_json, "kind": frag.kind, "score": frag.score,
-            "leak": int(verdict.leak or cites_future), "unknown_source": unknown,
-            **self._verdict_fields(verdict),
-            "derived": derived, "carried_turn_ids": self._listed(carried),
-        }
+        # The verdict is keyed by identity (the provenance index hands out cached verdicts); the
+        # entry keeps it alive, so its id cannot be reused by another object while the entry exists.
+        key = (frag.text, frag.source_turn_ids, frag.mechanisms, frag.kind, getattr(frag, "derived", False),
+               id(verdict), cites_future, carried)
+        hit = self._rows.get(key)
+        if hit is None or hit[0] is not verdict:
+            if len(self._rows) > MEMO_LIMIT:
+                self._rows.clear()
+            hit = self._rows[key] = (verdict, self.fresh_row(None, None, frag, verdict, cites_future, carried))
+        out = hit[1].copy()
+        out["obs_id"], out["rank"], out["score"] = obs_id, rank, frag.score
+        return out
 
-    def fresh_row(self, obs_id: str, rank: int, frag: Fragment, verdict: FragmentVerdict, cites_future: bool,
+    def fresh_row(self, obs_id: str | None, rank: int | None, frag: Fragment, verdict: FragmentVerdict, cites_future: bool,
                   carried: tuple[str, ...]) -> dict[str, Any]:
         """The row computed from scratch (the reference `row` must equal)."""
         ids = frag.source_turn_ids

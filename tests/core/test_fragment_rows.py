@@ -31,7 +31,8 @@ def _contexts():
         Fragment(text=TURNS[2], source_turn_ids=("t2", "t9"), mechanisms=("vec",), derived=True),
         Fragment(text="nothing said anywhere", mechanisms=()),
     ]
-    return [(2, frags[:3]), (4, frags), (5, [frags[1], frags[0], frags[3]]), (5, frags[::-1])]
+    rescored = frags[0].model_copy(update={"score": 0.4})  # the same fragment under another query
+    return [(2, frags[:3]), (4, frags), (5, [frags[1], rescored, frags[3]]), (5, frags[::-1])]
 
 
 def _index():
@@ -42,6 +43,7 @@ def test_memoised_rows_equal_fresh_rows_at_every_checkpoint():
     index, turn_index = _index()
     rows = FragmentRows(turn_index, TURN_IDS)
     seen_leak = seen_unknown = 0
+    scores = set()
     for prefix_len, frags in _contexts():
         audit = audit_context(frags, prefix_len, Expected(ask=True), index, turn_index)
         for rank, (frag, verdict, cites, carried) in enumerate(
@@ -49,9 +51,19 @@ def test_memoised_rows_equal_fresh_rows_at_every_checkpoint():
             got = rows.row(f"o{prefix_len}", rank, frag, verdict, cites, carried)
             want = rows.fresh_row(f"o{prefix_len}", rank, frag, verdict, cites, carried)
             assert got == want and list(got) == list(want)
+            scores.add(got["score"])
             seen_leak += got["leak"]
             seen_unknown += got["unknown_source"]
-    assert seen_leak and seen_unknown  # the contexts exercise both columns
+    assert seen_leak and seen_unknown and {0.9, 0.4} <= scores  # the contexts exercise these columns
+    # And the reference itself, column by column, for the over-citing derived fragment at prefix 5.
+    frag = _contexts()[-1][1][1]
+    audit = audit_context([frag], 5, Expected(ask=True), index, turn_index)
+    row = rows.row("o", 1, frag, audit.verdicts[0], audit.citation_leaks[0], audit.carried[0])
+    assert {k: row[k] for k in ("obs_id", "rank", "source_turn_ids", "tokens", "mechanisms", "kind", "score",
+                                "leak", "unknown_source", "derived", "carried_turn_ids", "content_leak")} == {
+        "obs_id": "o", "rank": 1, "source_turn_ids": '["t2", "t9"]', "tokens": (len(TURNS[2]) + 3) // 4,
+        "mechanisms": '["vec"]', "kind": "memory", "score": None, "leak": 0, "unknown_source": 1, "derived": 1,
+        "carried_turn_ids": '["t2"]', "content_leak": 0}
 
 
 def test_a_new_verdict_for_a_recurring_fragment_gives_its_own_columns():
@@ -60,9 +72,9 @@ def test_a_new_verdict_for_a_recurring_fragment_gives_its_own_columns():
     frag = Fragment(text=TURNS[4], source_turn_ids=("t4",))
     early, late = index.verdict(frag.text, 2, (4,)), index.verdict(frag.text, 5, (4,))
     assert early != late
-    first, second = rows.row("o", 0, frag, early, True, ()), rows.row("o", 0, frag, late, False, ("t4",))
-    assert first == rows.fresh_row("o", 0, frag, early, True, ())
-    assert second == rows.fresh_row("o", 0, frag, late, False, ("t4",))
+    first, second = rows.row("o", 0, frag, early, False, ()), rows.row("o", 0, frag, late, False, ())
+    assert first == rows.fresh_row("o", 0, frag, early, False, ())
+    assert second == rows.fresh_row("o", 0, frag, late, False, ())
     assert first["content_leak"] == 1 and second["content_leak"] == 0
 
 
