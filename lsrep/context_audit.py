@@ -53,16 +53,16 @@ trajectory is not carried); None when no fragment cites anything."""
 
 def context_digest(fragments: Sequence[Fragment]) -> str:
     """SHA-256 of the returned context: texts and citations in order (for determinism checks)."""
-    texts = "\x1e".join(f.text for f in fragments)
-    cites = "\x1e".join("\x1f".join(f.source_turn_ids) for f in fragments)
+    texts = "\x1e".join([f.text for f in fragments])
+    cites = "\x1e".join(["\x1f".join(f.source_turn_ids) for f in fragments])
     return hashlib.sha256(f"{texts}\x1d{cites}".encode()).hexdigest()
 
 
 def audit_context(fragments: Sequence[Fragment], prefix_len: int, expected: Expected, index: TurnIndex,
                   turn_index: Mapping[str, int]) -> ContextAudit:
-    texts = tuple(f.text for f in fragments)
+    texts = tuple([f.text for f in fragments])
     # The same context returned to every probe of a checkpoint is judged once.
-    ckey = (texts, tuple((f.source_turn_ids, f.kind, f.derived) for f in fragments), prefix_len)
+    ckey = (texts, tuple([(f.source_turn_ids, f.kind, f.derived) for f in fragments]), prefix_len)
     judged = index.context_cache.get(ckey)
     if judged is None:
         if len(index.context_cache) > 256:
