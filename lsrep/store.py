@@ -262,12 +262,11 @@ class RunStore:
         names = self._columns(table, list(rows[0]))
         # Error texts may quote what an endpoint echoed (headers, keys): masked before storing.
         masked = [i for i, n in enumerate(names) if n in REDACTED_COLUMNS]
+        values = _values(rows, names)
         if masked:
-            from lsrep.redact import redact
-
-            rows = [{**row, **{names[i]: redact(row.get(names[i])) for i in masked}} for row in rows]
+            values = _masked(values, masked)
         sql = f"insert {conflict} into [{table}] ({', '.join(f'[{n}]' for n in names)}) values ({', '.join('?' * len(names))})"
-        self.db.conn.executemany(sql, _values(rows, names))
+        self.db.conn.executemany(sql, values)
 
     def _columns(self, table: str, names: list[str]) -> list[str]:
         columns = {c.name for c in self.db[table].columns}
@@ -344,6 +343,30 @@ def _values(rows: list[dict[str, Any]], names: list[str]) -> list[tuple[Any, ...
     except KeyError:
         return [tuple(row.get(n) for n in names) for row in rows]
     return values if len(names) > 1 else [(v,) for v in values]
+
+
+def _masked(values: list[tuple[Any, ...]], masked: list[int]) -> list[tuple[Any, ...]]:
+    # `redact` on every masked column; a text repeated across rows (an event's reason) is
+    # redacted once per insert (the registered secrets do not change during one).
+    from lsrep.redact import redact
+
+    seen: dict[str, str | None] = {}
+
+    def mask(value: Any) -> Any:
+        if not value or not isinstance(value, str):
+            return redact(value)
+        hit = seen.get(value)
+        if hit is None:
+            hit = seen[value] = redact(value)
+        return hit
+
+    out = []
+    for row in values:
+        row = list(row)
+        for i in masked:
+            row[i] = mask(row[i])
+        out.append(tuple(row))
+    return out
 
 
 def _utcnow() -> str:

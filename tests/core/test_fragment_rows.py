@@ -103,3 +103,19 @@ def test_the_one_pass_fragment_write_equals_the_general_write(tmp_path, monkeypa
     assert 0 < len(texts) < len(frag_rows)  # each distinct text once
     first = written[0]["obs_id"]
     assert [r["text"] for r in store.fragment_rows(first)] == [r["text"] for r in written if r["obs_id"] == first]
+
+
+def test_a_secret_repeated_in_event_reasons_is_masked_in_every_row(tmp_path):
+    from lsrep.redact import MASK, register_secret
+
+    register_secret("repeatedkey9876zz")
+    store = RunStore(tmp_path / "s.sqlite")
+    store.create_run(RUN_ID, "synthetic", "synthetic.toml", "cd" * 32, "ef" * 32, manifest())
+    tables = unit_rows("toy")
+    reasons = ["echoed repeatedkey9876zz", None, "plain reason", "echoed repeatedkey9876zz", "", "again repeatedkey9876zz"]
+    tables["events"] = [{**tables["events"][0], "seq": i, "reason": r} for i, r in enumerate(reasons)]
+    store.write_unit({"run_id": RUN_ID, "unit_id": "toy/traj/r0", "condition": "toy", "trajectory": "traj",
+                      "repetition": 0, "seed": 1, "plan_digest": "ef" * 32, "status": "finished", "error": None,
+                      "elapsed_s": 0.1}, tables)
+    stored = [r[0] for r in store.db.conn.execute("select reason from events order by seq")]
+    assert stored == [f"echoed {MASK}", None, "plain reason", f"echoed {MASK}", "", f"again {MASK}"]
