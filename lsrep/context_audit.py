@@ -53,16 +53,16 @@ trajectory is not carried); None when no fragment cites anything."""
 
 def context_digest(fragments: Sequence[Fragment]) -> str:
     """SHA-256 of the returned context: texts and citations in order (for determinism checks)."""
-    texts = "\x1e".join(f.text for f in fragments)
-    cites = "\x1e".join("\x1f".join(f.source_turn_ids) for f in fragments)
+    texts = "\x1e".join([f.text for f in fragments])
+    cites = "\x1e".join(["\x1f".join(f.source_turn_ids) for f in fragments])
     return hashlib.sha256(f"{texts}\x1d{cites}".encode()).hexdigest()
 
 
 def audit_context(fragments: Sequence[Fragment], prefix_len: int, expected: Expected, index: TurnIndex,
                   turn_index: Mapping[str, int]) -> ContextAudit:
-    texts = tuple(f.text for f in fragments)
+    texts = tuple([f.text for f in fragments])
     # The same context returned to every probe of a checkpoint is judged once.
-    ckey = (texts, tuple((f.source_turn_ids, f.kind, f.derived) for f in fragments), prefix_len)
+    ckey = (texts, tuple([(f.source_turn_ids, f.kind, f.derived) for f in fragments]), prefix_len)
     judged = index.context_cache.get(ckey)
     if judged is None:
         if len(index.context_cache) > 256:
@@ -77,25 +77,29 @@ def _judge_fragments(fragments: Sequence[Fragment], prefix_len: int, index: Turn
                      turn_index: Mapping[str, int]) -> tuple[tuple, tuple, dict[str, Any], tuple]:
     verdicts, citation, keys, carried = [], [], [], []
     leaks = unsourced = misattributed = n_cited = n_carried = 0
-    turn_ids = sorted(turn_index, key=turn_index.__getitem__)
+    turn_ids: list[str] | None = None
     cache = index.fragment_cache
     for frag in fragments:
-        # Per fragment: (cited positions, settled prefix, verdict once settled, duplicate key). From
-        # the settled prefix on the verdict no longer changes, so a recurring fragment is one lookup.
-        derived = is_derived(frag)
-        key = (frag.text, frag.source_turn_ids, frag.kind, derived)
+        # Per fragment: (cited positions, settled prefix, verdict once settled, duplicate key, carried
+        # turns, distinct citations, derived). From the settled prefix on the verdict no longer
+        # changes, so a recurring fragment is one lookup. `is_derived` is a function of kind and flag.
+        key = (frag.text, frag.source_turn_ids, frag.kind, getattr(frag, "derived", False))
         hit = cache.get(key)
         if hit is None:
+            if turn_ids is None:
+                turn_ids = sorted(turn_index, key=turn_index.__getitem__)
+            derived = is_derived(frag)
             cited = cited_positions(frag.source_turn_ids, turn_index)
             settled = index.analyse(frag.text).settled
             hit = cache[key] = (cited, settled, index.verdict(frag.text, settled, cited, derived),
                                 max(cited, default=-1), duplicate_key(frag.text, frag.source_turn_ids, frag.kind, index),
-                                tuple(turn_ids[p] for p in index.carried(frag.text, cited)))
+                                tuple(turn_ids[p] for p in index.carried(frag.text, cited)),
+                                len(set(frag.source_turn_ids)), derived)
             if len(cache) > 200_000:
                 cache.clear()
-        verdict = hit[2] if prefix_len >= hit[1] else index.verdict(frag.text, prefix_len, hit[0], derived)
+        verdict = hit[2] if prefix_len >= hit[1] else index.verdict(frag.text, prefix_len, hit[0], hit[7])
         carried.append(hit[5])
-        n_cited += len(set(frag.source_turn_ids))
+        n_cited += hit[6]
         n_carried += len(hit[5])
         verdicts.append(verdict)
         citation.append(hit[3] >= prefix_len)

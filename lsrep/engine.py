@@ -24,7 +24,7 @@ from tqdm import tqdm
 from lsrep.answer import Answerer, make_answerer
 from lsrep.answer.prompt import build_messages, prompt_tokens
 from lsrep.answering import AnswerPool, Asked, Deferred, answer_concurrency, captured
-from lsrep.context_audit import ContextAudit, audit_context, enforce_budget, fragment_fields
+from lsrep.context_audit import ContextAudit, audit_context, enforce_budget
 from lsrep.contract import (
     FidelityEvent,
     Fragment,
@@ -34,6 +34,7 @@ from lsrep.contract import (
     accepts_participants,
 )
 from lsrep.embed import make_embedder
+from lsrep.fragment_rows import FragmentRows
 from lsrep.harness import CallLog, Guarded, validate_condition
 from lsrep.host import open_adapter
 from lsrep.host.wire import HostError
@@ -48,7 +49,7 @@ from lsrep.plan import (
     SessionEndStep,
 )
 from lsrep.protocol.models import Probe
-from lsrep.provenance import TurnIndex, is_derived
+from lsrep.provenance import TurnIndex
 from lsrep.text import estimate_tokens
 from lsrep.unit import UnitResult, UnitTask  # noqa: F401  (re-exported: executors import them from here)
 
@@ -115,6 +116,7 @@ class _Replay:
         self.checkpoints: list[dict[str, Any]] = []
         self.observations: list[dict[str, Any]] = []
         self.fragments: list[dict[str, Any]] = []
+        self.fragment_rows = FragmentRows(self.index, self.turn_ids)
         self.judgements: list[dict[str, Any]] = []
         self.maintenance: list[dict[str, Any]] = []
         self.llm_calls: list[dict[str, Any]] = []
@@ -375,27 +377,20 @@ class _Replay:
                           returned: tuple[tuple[Fragment, ...], ContextAudit]) -> None:
         sources: set[str] = set()
         tokens = 0
-        index, obs_id = self.index, row["obs_id"]
+        obs_id = row["obs_id"]
         # Leaks are counted over everything the system returned, recorded or cut.
         all_frags, audit = returned
-        judged = {id(f): (v, c) for f, v, c in zip(all_frags, audit.verdicts, audit.citation_leaks, strict=True)}
-        carried = {id(f): ids for f, ids in zip(all_frags, audit.carried, strict=True)}
-        row["proven_leak"] = sum(v.leak or c for v, c in zip(audit.verdicts, audit.citation_leaks, strict=True))
+        verdicts, citation_leaks, carried = audit.verdicts, audit.citation_leaks, audit.carried
+        position = {id(f): i for i, f in enumerate(all_frags)}
+        row["proven_leak"] = sum(v.leak or c for v, c in zip(verdicts, citation_leaks, strict=True))
+        make, append = self.fragment_rows.row, self.fragments.append
         for rank, frag in enumerate(fragments):
-            ids = frag.source_turn_ids
-            unknown = any(t not in index for t in ids)
-            verdict, cites_future = judged[id(frag)]
-            n = estimate_tokens(frag.text)
-            tokens += n
-            sources.update(carried[id(frag)])  # a citation counts only where the text carries the turn
-            row["unattributed"] += not ids
-            self.fragments.append({
-                "obs_id": obs_id, "rank": rank, "text": frag.text, "source_turn_ids": _json_list(ids),
-                "tokens": n, "mechanisms": _json_list(frag.mechanisms), "kind": frag.kind, "score": frag.score,
-                "leak": int(verdict.leak or cites_future), "unknown_source": int(unknown),
-                **fragment_fields(verdict, self.turn_ids),
-                "derived": int(is_derived(frag)), "carried_turn_ids": _json_list(carried[id(frag)]),
-            })
+            i = position[id(frag)]
+            sources.update(carried[i])  # a citation counts only where the text carries the turn
+            row["unattributed"] += not frag.source_turn_ids
+            frow = make(obs_id, rank, frag, verdicts[i], citation_leaks[i], carried[i])
+            tokens += frow["tokens"]
+            append(frow)
         row["n_fragments"], row["context_tokens"] = len(fragments), tokens
         evidence = json.loads(row["evidence_ids"])
         if evidence:
@@ -406,7 +401,7 @@ class _Replay:
         # The harness, not the adapter, knows what reached the answer prompt. Credit goes to the
         # fragment's producers: a mechanism whose declared stages exclude `in_prompt` (a pass-through
         # such as fusion or a cap) is not credited for what others produced (docs/fidelity.md).
-        passes = {m.name for m in self.adapter_cls.mechanisms if m.stages and "in_prompt" not in m.stages}
+        passes = self._passes
         by_mechanism: dict[str, list[str]] = {}
         for frag in fragments:
             for mech in frag.mechanisms:
@@ -414,9 +409,14 @@ class _Replay:
                     by_mechanism.setdefault(mech, []).extend(frag.source_turn_ids)
         self.log.where = {"step": "assemble", "checkpoint": step.ordinal, "probe_id": probe_id}
         for mech, ids in sorted(by_mechanism.items()):
-            self.log.record_event(FidelityEvent(mechanism=mech, stage="in_prompt", count=len(ids),
-                                                source_turn_ids=tuple(dict.fromkeys(ids))))
+            # Built by the harness from validated fragments: no second validation per probe.
+            self.log.record_event(FidelityEvent.model_construct(mechanism=mech, stage="in_prompt", count=len(ids),
+                                                                source_turn_ids=tuple(dict.fromkeys(ids))))
         self.log.where = {}
+
+    @functools.cached_property
+    def _passes(self) -> frozenset[str]:
+        return frozenset(m.name for m in self.adapter_cls.mechanisms if m.stages and "in_prompt" not in m.stages)
 
     def _finish(self, row: dict[str, Any]) -> None:
         if row["error"] is not None:
@@ -448,10 +448,6 @@ class _Replay:
             "adapter_logs": [{"run_id": task.run_id, "unit_id": task.unit_id, "condition": task.condition, **r}
                              for r in getattr(self.guard.adapter, "host_diagnostics", ())],
         })
-
-
-def _json_list(items: tuple[str, ...]) -> str:
-    return json.dumps(list(items)) if items else "[]"
 
 
 def deterministic_judgement(row: dict[str, Any]) -> dict[str, Any]:

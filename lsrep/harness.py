@@ -6,6 +6,7 @@ turns exceptions into failure records. Adapters stay thin translators.
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 import traceback
@@ -71,9 +72,9 @@ class CallLog:
             "run_id": self.run_id, "unit_id": self.unit_id, "seq": len(self.events),
             "step": self.where.get("step"), "checkpoint": self.where.get("checkpoint"),
             "probe_id": self.where.get("probe_id"), "mechanism": event.mechanism, "stage": stage or event.stage,
-            "reason": event.reason, "count": event.count, "ids": json.dumps(list(event.ids)),
-            "source_turn_ids": json.dumps(list(event.source_turn_ids)),
-            "params": json.dumps(event.params, sort_keys=True, default=str),
+            "reason": event.reason, "count": event.count, "ids": _ids_json(tuple(event.ids)),
+            "source_turn_ids": _ids_json(tuple(event.source_turn_ids)),
+            "params": json.dumps(event.params, sort_keys=True, default=str) if event.params else "{}",
         })
 
     def record_failure(self, phase: str, exc: BaseException | str, *, checkpoint: int | None = None,
@@ -88,6 +89,12 @@ class CallLog:
             "traceback": trace,
         })
         return f"{kind}: {message}"
+
+
+@functools.lru_cache(maxsize=8192)
+def _ids_json(ids: tuple[str, ...]) -> str:
+    # Events repeat the same id lists (a mechanism's in-prompt turns at every probe): encoded once.
+    return json.dumps(list(ids))
 
 
 class Guarded:

@@ -282,9 +282,10 @@ class TurnIndex:
         if hit is None:
             if len(self._contexts) > 256:
                 self._contexts.clear()
-            haystack = f" {' '.join(self.answer_text(x) for x in texts)} "
-            analyses = [self.analyse(x) for x in texts]
-            common = frozenset().union(*(a.common for a in analyses))
+            answer_text, analyse = self.answer_text, self.analyse
+            haystack = f" {' '.join([answer_text(x) for x in texts])} "
+            analyses = [analyse(x) for x in texts]
+            common = frozenset().union(*[a.common for a in analyses if a.common])
             hit = self._contexts[texts] = (haystack, analyses, common)
         return hit
 

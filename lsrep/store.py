@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import operator
 import sqlite3
 from collections.abc import Iterable
 from datetime import UTC, datetime
@@ -190,8 +191,9 @@ class RunStore:
             self.db.execute("delete from observations where run_id = ? and unit_id = ?", [run_id, unit_id])
             for table, rows in tables.items():
                 if table == "fragments":
-                    rows = self._share_texts(rows)
-                elif table == "ingests":  # per-turn rows in memory, one row per unit in the store
+                    self._insert_fragments(list(rows))
+                    continue
+                if table == "ingests":  # per-turn rows in memory, one row per unit in the store
                     rows = list(rows)
                     table, rows = "unit_ingests", [unit_ingest_row(rows)] if rows else []
                 self._insert_rows(table, rows)
@@ -215,6 +217,36 @@ class RunStore:
                                  [(d, t) for t, d in digests.items()])
         return out
 
+    def _insert_fragments(self, rows: list[dict[str, Any]]) -> None:
+        # Rows shaped like the first (the engine's), no free-text column: texts shared and values
+        # taken in one pass, without a copy of each row. Anything else goes the general way.
+        names = [n for n in rows[0] if n != "text"] if rows else []
+        if len(names) < 2 or "text" not in rows[0] or "text_sha256" in rows[0] or REDACTED_COLUMNS.intersection(names):
+            self._insert_rows("fragments", self._share_texts(rows))
+            return
+        digests: dict[str, str] = {}
+        get = operator.itemgetter(*names)
+        try:
+            values = []
+            for row in rows:
+                text = row["text"]
+                if text is None:
+                    values.append((*get(row), None, None))
+                    continue
+                digest = digests.get(text)
+                if digest is None:
+                    digest = digests[text] = hashlib.sha256(text.encode("utf-8")).hexdigest()
+                values.append((*get(row), None, digest))
+        except KeyError:
+            self._insert_rows("fragments", self._share_texts(rows))
+            return
+        self._columns("fragments", [*names, "text", "text_sha256"])
+        self.db.conn.executemany("insert or ignore into fragment_texts (sha256, text) values (?, ?)",
+                                 [(d, t) for t, d in digests.items()])
+        columns = ", ".join(f"[{n}]" for n in [*names, "text", "text_sha256"])
+        self.db.conn.executemany(f"insert into [fragments] ({columns}) values ({', '.join('?' * (len(names) + 2))})",
+                                 values)
+
     def fragment_rows(self, obs_id: str) -> list[dict[str, Any]]:
         """An observation's fragments in rank order, with their text."""
         rows = list(self.db.query(
@@ -230,19 +262,21 @@ class RunStore:
         rows = list(rows)
         if not rows:
             return
-        columns = {c.name for c in self.db[table].columns}
-        names = [c for c in rows[0] if c in columns]
-        unknown = set(rows[0]) - columns
-        if unknown:
-            raise ValueError(f"table {table!r} has no column(s) {sorted(unknown)}")
+        names = self._columns(table, list(rows[0]))
         # Error texts may quote what an endpoint echoed (headers, keys): masked before storing.
         masked = [i for i, n in enumerate(names) if n in REDACTED_COLUMNS]
+        values = _values(rows, names)
         if masked:
-            from lsrep.redact import redact
-
-            rows = [{**row, **{names[i]: redact(row.get(names[i])) for i in masked}} for row in rows]
+            values = _masked(values, masked)
         sql = f"insert {conflict} into [{table}] ({', '.join(f'[{n}]' for n in names)}) values ({', '.join('?' * len(names))})"
-        self.db.conn.executemany(sql, [tuple(row.get(n) for n in names) for row in rows])
+        self.db.conn.executemany(sql, values)
+
+    def _columns(self, table: str, names: list[str]) -> list[str]:
+        columns = {c.name for c in self.db[table].columns}
+        unknown = set(names) - columns
+        if unknown:
+            raise ValueError(f"table {table!r} has no column(s) {sorted(unknown)}")
+        return names
 
     # -- reads ---------------------------------------------------------------------------------
     def observations(self, run_id: str) -> list[dict[str, Any]]:
@@ -301,6 +335,41 @@ lsrep process runs.
 - **unfinished runs** (`running` after a crash, `interrupted` after Ctrl-C): the same
   `lsrep run` resumes them, replaying only the units not yet stored; `--fresh` starts over.
 """
+
+
+def _values(rows: list[dict[str, Any]], names: list[str]) -> list[tuple[Any, ...]]:
+    # One C-level lookup per row when every row has every column (the engine's rows do); a row
+    # lacking one falls back to NULL for it, as `row.get` gives.
+    get = operator.itemgetter(*names)
+    try:
+        values = [get(row) for row in rows]
+    except KeyError:
+        return [tuple(row.get(n) for n in names) for row in rows]
+    return values if len(names) > 1 else [(v,) for v in values]
+
+
+def _masked(values: list[tuple[Any, ...]], masked: list[int]) -> list[tuple[Any, ...]]:
+    # `redact` on every masked column; a text repeated across rows (an event's reason) is
+    # redacted once per insert (the registered secrets do not change during one).
+    from lsrep.redact import redact
+
+    seen: dict[str, str | None] = {}
+
+    def mask(value: Any) -> Any:
+        if not value or not isinstance(value, str):
+            return redact(value)
+        hit = seen.get(value)
+        if hit is None:
+            hit = seen[value] = redact(value)
+        return hit
+
+    out = []
+    for row in values:
+        row = list(row)
+        for i in masked:
+            row[i] = mask(row[i])
+        out.append(tuple(row))
+    return out
 
 
 def _utcnow() -> str:

@@ -10,6 +10,7 @@ with its reason; nothing is guessed.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Iterable, Sequence
@@ -72,18 +73,29 @@ def build_judge(spec: JudgeSpec, store_path: Path | str | None, *, refresh_befor
 
 def case_from_row(row: dict[str, Any]) -> JudgeCase:
     """A judge case from a stored observation row alone (its `expected` JSON holds the versions)."""
-    expected = json.loads(row["expected"]) if isinstance(row["expected"], str) else row["expected"]
+    raw = row["expected"]
+    abstain, in_force, superseded, later = (_expected_views(raw) if isinstance(raw, str)
+                                            else _views_of(raw))
+    return JudgeCase(
+        question=row["question"], answer=row["answer"] or "", kind=row["kind"], category=row["category"],
+        expect_abstain=abstain, in_force=in_force, superseded=superseded, later=later, now=row["sim_time"],
+    )
 
+
+@functools.lru_cache(maxsize=4096)
+def _expected_views(expected_json: str) -> tuple[bool, tuple[VersionView, ...], ...]:
+    # A probe's expectation repeats across checkpoints until a version changes: parsed once
+    # (the views are frozen, so sharing them is safe).
+    return _views_of(json.loads(expected_json))
+
+
+def _views_of(expected: dict[str, Any]) -> tuple[bool, tuple[VersionView, ...], ...]:
     def views(key: str) -> tuple[VersionView, ...]:
         return tuple(VersionView(answer=v["answer"], aliases=tuple(v.get("aliases") or ()),
                                  valid_from=v["valid_from"], valid_until=v.get("valid_until"))
                      for v in expected.get(key, ()))
 
-    return JudgeCase(
-        question=row["question"], answer=row["answer"] or "", kind=row["kind"], category=row["category"],
-        expect_abstain=bool(expected.get("expect_abstain")), in_force=views("in_force"),
-        superseded=views("superseded"), later=views("later"), now=row["sim_time"],
-    )
+    return bool(expected.get("expect_abstain")), views("in_force"), views("superseded"), views("later")
 
 
 def call_row(record: dict[str, Any], run_id: str, obs_id: str | None) -> dict[str, Any]:

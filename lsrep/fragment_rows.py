@@ -1,0 +1,74 @@
+"""Fragment rows of a unit, built once per distinct fragment and verdict, then copied.
+
+A system returns the same fragments to many probes and checkpoints (vector-RAG's top-k over a
+slowly growing history, a full-context dump, a summary kept across sessions): on LoCoMo conv-26,
+vector-RAG's 57,912 fragment rows hold 406 distinct texts. Every column of a fragment row but
+`obs_id`, `rank` and `score` is a pure function of the fragment (text, citations, mechanisms,
+kind, `derived`), its verdict (`lsrep.context_audit.fragment_fields`), whether it cites a turn
+not yet replayed, and the turns whose content it carries; the JSON columns are encoded once
+per such combination instead of once per row.
+
+The row is the same, key for key and value for value, as building it afresh
+(`FragmentRows.fresh_row`; `tests/core/test_fragment_rows.py` compares both on real contexts).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from lsrep.context_audit import fragment_fields
+from lsrep.contract import Fragment
+from lsrep.provenance import FragmentVerdict, is_derived
+from lsrep.text import estimate_tokens
+
+MEMO_LIMIT = 50_000
+"""Memoised rows before the memo is emptied (a bound on memory for very long units)."""
+
+
+def json_list(items: Sequence[str]) -> str:
+    """A tuple of ids as the store's JSON list column."""
+    return json.dumps(list(items)) if items else "[]"
+
+
+class FragmentRows:
+    """Builds one unit's fragment rows; `row` is `fresh_row` with the recurring part memoised.
+
+    Everything in a row but `obs_id`, `rank` and `score` is a function of the fragment (text,
+    citations, mechanisms, kind, `derived`), its verdict, whether it cites a turn not yet replayed,
+    and the turns it carries. That part is built once per distinct combination and copied.
+    """
+
+    def __init__(self, turn_index: Mapping[str, int], turn_ids: Sequence[str]) -> None:
+        self.turn_index = turn_index
+        self.turn_ids = turn_ids
+        self._rows: dict[tuple, tuple[FragmentVerdict, dict[str, Any]]] = {}
+
+    def row(self, obs_id: str, rank: int, frag: Fragment, verdict: FragmentVerdict, cites_future: bool,
+            carried: tuple[str, ...]) -> dict[str, Any]:
+        # The verdict is keyed by identity (the provenance index hands out cached verdicts); the
+        # entry keeps it alive, so its id cannot be reused by another object while the entry exists.
+        key = (frag.text, frag.source_turn_ids, frag.mechanisms, frag.kind, getattr(frag, "derived", False),
+               id(verdict), cites_future, carried)
+        hit = self._rows.get(key)
+        if hit is None or hit[0] is not verdict:
+            if len(self._rows) > MEMO_LIMIT:
+                self._rows.clear()
+            hit = self._rows[key] = (verdict, self.fresh_row(None, None, frag, verdict, cites_future, carried))
+        out = hit[1].copy()
+        out["obs_id"], out["rank"], out["score"] = obs_id, rank, frag.score
+        return out
+
+    def fresh_row(self, obs_id: str | None, rank: int | None, frag: Fragment, verdict: FragmentVerdict, cites_future: bool,
+                  carried: tuple[str, ...]) -> dict[str, Any]:
+        """The row computed from scratch (the reference `row` must equal)."""
+        ids = frag.source_turn_ids
+        return {
+            "obs_id": obs_id, "rank": rank, "text": frag.text, "source_turn_ids": json_list(ids),
+            "tokens": estimate_tokens(frag.text), "mechanisms": json_list(frag.mechanisms), "kind": frag.kind,
+            "score": frag.score, "leak": int(verdict.leak or cites_future),
+            "unknown_source": int(any(t not in self.turn_index for t in ids)),
+            **fragment_fields(verdict, self.turn_ids),
+            "derived": int(is_derived(frag)), "carried_turn_ids": json_list(carried),
+        }
