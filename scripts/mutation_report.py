@@ -53,11 +53,16 @@ def in_annotation(path: str, row: int, col: int) -> bool:
     return any((r0, c0) <= (row, col) < (r1, c1) for r0, c0, r1, c1 in annotation_spans(path))
 
 
-def manual_equivalents() -> dict[tuple[str, int, str], str]:
+def manual_equivalents() -> dict[tuple[str, int, str, int | None], str]:
+    """(path, line, operator, column or None for every column on the line) -> reason."""
     if not EQUIVALENTS.exists():
         return {}
     data = tomllib.loads(EQUIVALENTS.read_text())
-    return {(e["path"], e["line"], e["operator"]): e["reason"] for e in data.get("equivalent", [])}
+    return {(e["path"], e["line"], e["operator"], e.get("col")): e["reason"] for e in data.get("equivalent", [])}
+
+
+def judged_equivalent(manual: dict, path: str, row: int, op: str, col: int) -> bool:
+    return (path, row, op, None) in manual or (path, row, op, col) in manual
 
 
 def main() -> None:
@@ -82,7 +87,8 @@ def main() -> None:
             c["pending"] += 1
         elif outcome == "INCOMPETENT" or worker == "EXCEPTION":
             c["incompetent"] += 1
-        elif outcome == "SURVIVED" and (in_annotation(path, row - 1, col) or (path, row, op) in manual):
+        elif outcome == "SURVIVED" and (in_annotation(path, row - 1, col)
+                                      or judged_equivalent(manual, path, row, op, col)):
             c["equivalent"] += 1
         elif outcome == "SURVIVED":
             c["survived"] += 1
