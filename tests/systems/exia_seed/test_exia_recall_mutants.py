@@ -1,0 +1,113 @@
+"""EXIA recall and checker details the exact tests left open, each pinned by a number or event:
+the spreading direction and its value round by round, the work counter, the graph stage's
+events, the `reached` threshold, which pages count as activated, deadlines still ahead, and the
+strict unknown-ref rule with many citations."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+from lsrep.systems.exia_seed import Fixes, Settings
+from lsrep.systems.exia_seed.checker import UNKNOWN_REF, check_fact
+from lsrep.systems.exia_seed.pages import Fact, Page
+from lsrep.systems.exia_seed.prompts import Source
+from lsrep.systems.exia_seed.recall import is_expired
+
+from tests.systems.exia_seed.test_exia_recall_exact import TODAY, build, fact, run
+
+
+def linked(tmp_path):
+    """Alpha and Beta share a source line (one edge, weight 1, key ("alpha", "beta")); Gamma is alone."""
+    alpha = Page(slug="alpha", name="Alpha", facts=[Fact(id="a1", text="Alpha likes green tea", section="episodic",
+                                                         refs=["brut:b1:7"], said="2026-03-01")])
+    beta = Page(slug="beta", name="Beta", facts=[Fact(id="b1", text="Beta plays chess weekly", section="episodic",
+                                                      refs=["brut:b1:7"], said="2026-03-01")])
+    gamma = Page(slug="gamma", name="Gamma", facts=[fact("g1", "Gamma paints boats")])
+    return build(tmp_path, [alpha, beta, gamma])
+
+
+def spread(a: float, b: float, w: float = 1.0, rounds: int = 3) -> tuple[float, float]:
+    for _ in range(rounds):
+        a, b = math.tanh(a + w * b), math.tanh(b + w * a)
+    return a, b
+
+
+def test_activation_spreads_from_the_first_end_of_an_edge_to_the_second(tmp_path):
+    memoire = linked(tmp_path)
+    assert list(memoire.edges) == [("alpha", "beta")]
+    sel, events = run(memoire, "What about Alpha?")
+    assert sel.initial == {"alpha": 1.0}
+    a, b = spread(1.0, 0.0)
+    assert sel.activation == {"alpha": round(a, 9), "beta": round(b, 9)}  # Gamma: never activated, not listed
+    assert sel.graph_reached == ["beta"]
+    graph = [(e.stage, e.ids) for e in events if e.mechanism == "recall.graph"]
+    assert graph == [("eligible", ()), ("executed", ()), ("output", ("beta",))]
+
+
+def test_activation_spreads_from_the_second_end_to_the_first(tmp_path):
+    sel, _ = run(linked(tmp_path), "What about Beta?")
+    b, a = spread(1.0, 0.0)
+    assert sel.activation == {"alpha": round(a, 9), "beta": round(b, 9)}
+
+
+def test_the_work_counter_counts_terms_node_updates_edge_terms_and_facts_scored(tmp_path):
+    sel, _ = run(linked(tmp_path), "What about Alpha?")
+    terms, pages, edges, rounds = len(sel.terms), 3, 1, 3
+    facts_scored = 2  # Alpha's and Beta's facts; Gamma is below the threshold
+    assert sel.work == terms + rounds * (pages + 2 * edges) + facts_scored
+
+
+def test_a_page_reached_exactly_at_the_threshold_is_reported_as_reached(tmp_path):
+    memoire = linked(tmp_path)
+    _, b = spread(1.0, 0.0)
+    at = replace(Settings(), activation_threshold=b)
+    _, events = run(memoire, "What about Alpha?", settings=at)
+    assert [e.ids for e in events if e.mechanism == "recall.graph" and e.stage == "output"] == [("beta",)]
+    above = replace(Settings(), activation_threshold=math.nextafter(b, 2.0))
+    _, events = run(memoire, "What about Alpha?", settings=above)
+    assert [e for e in events if e.mechanism == "recall.graph" and e.stage == "output"] == []
+
+
+def test_without_edges_the_graph_stage_is_ineligible(tmp_path):
+    _, events = run(build(tmp_path, [Page(slug="rex", name="Rex", facts=[fact("f1", "Rex loves the park")])]),
+                    "Rex?")
+    assert [(e.stage, e.reason) for e in events if e.mechanism == "recall.graph"] == [("ineligible", "aucune arête")]
+    off = replace(Settings(), disabled=frozenset({"recall.graph"}))
+    _, events = run(linked(tmp_path / "b"), "What about Alpha?", settings=off)
+    assert [(e.stage, e.reason) for e in events if e.mechanism == "recall.graph"] == [("ineligible", "disabled")]
+
+
+def test_a_deadline_still_ahead_is_not_expired(tmp_path):
+    ahead = fact("soon", "Rex must get a leash", type="prospective", until="2026-03-20")
+    assert not is_expired(ahead, TODAY)
+    sel, events = run(build(tmp_path, [Page(slug="rex", name="Rex", facts=[ahead])]), "What about Rex?")
+    assert [s.fact_id for s in sel.selected] == ["soon"]
+    assert next(e for e in events if e.mechanism == "recall.filter_expired").count == 0
+
+
+def test_strict_citations_accept_many_valid_refs_and_reject_one_unknown_among_them():
+    sources = {f"brut:b1:{i}": Source(f"brut:b1:{i}", "My sister Alice moved to Lyon with her husband.",
+                                      False, "2026-03-01", "09:00") for i in range(300)}
+    strict = replace(Settings(), fix=Fixes(strict_citations=True))
+    many = {"fait": "Alice moved to Lyon with her husband.", "sources": list(sources)}
+    assert check_fact(many, sources, strict).ok  # 300 == 300: equal lengths, not the same int object
+    one_unknown = {**many, "sources": [*sources, "brut:zz:9"]}
+    assert check_fact(one_unknown, sources, strict).reason == UNKNOWN_REF
+
+
+def test_a_page_below_the_threshold_does_not_stop_the_pages_after_it(tmp_path):
+    memoire = build(tmp_path, [Page(slug="aaa", name="Aaa", facts=[fact("x1", "Aaa keeps bees")]),
+                               Page(slug="zed", name="Zed", facts=[fact("z1", "Zed paints boats")])])
+    assert list(memoire.pages) == ["aaa", "zed"]
+    weak = replace(Settings(), priming_bonus=0.1)  # tanh^3(0.1) < 0.2: activated, below the threshold
+    sel, _ = run(memoire, "What about Zed?", settings=weak, primed={"aaa"})
+    assert 0.0 < sel.activation["aaa"] < 0.2
+    assert [s.fact_id for s in sel.selected] == ["z1"]
+
+
+def test_the_budget_reports_no_cut_when_everything_fits(tmp_path):
+    _, events = run(linked(tmp_path), "What about Alpha?")
+    budget = next(e for e in events if e.mechanism == "recall.budget" and e.stage == "executed")
+    assert budget.params == {"estimated_tokens": budget.params["estimated_tokens"], "budget": 1200, "cut": 0}
+    assert budget.count == 2
