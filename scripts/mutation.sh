@@ -15,6 +15,7 @@ if [ "${3:-}" = "--retest-survivors" ]; then
   sqlite3 "$session" "delete from work_results where test_outcome = 'SURVIVED'"
 elif [ ! -f "$session" ]; then
   .venv/bin/cosmic-ray init "$config" "$session"
+  .venv/bin/python scripts/mutation_scope.py "$config" "$session"
 fi
 .venv/bin/cosmic-ray baseline "$config"
 .venv/bin/cosmic-ray exec "$config" "$session"

@@ -83,7 +83,9 @@ def main() -> None:
         parts = path.split("/")
         package = "/".join(parts[:2]) if len(parts) > 2 else path
         c = tally.setdefault(package, Counter())
-        if outcome is None:
+        if worker == "SKIPPED":
+            c["out of scope"] += 1
+        elif outcome is None:
             c["pending"] += 1
         elif outcome == "INCOMPETENT" or worker == "EXCEPTION":
             c["incompetent"] += 1
@@ -96,12 +98,12 @@ def main() -> None:
         else:
             c["killed"] += 1
     print(f"{'package':28} {'killed':>7} {'survived':>8} {'equivalent':>10} {'incompetent':>11} {'pending':>7} "
-          f"{'kill rate':>9}")
+          f"{'out of scope':>12} {'kill rate':>9}")
     for package, c in sorted(tally.items()):
         judged = c["killed"] + c["survived"]
         rate = f"{c['killed'] / judged:.1%}" if judged else "—"
         print(f"{package:28} {c['killed']:7} {c['survived']:8} {c['equivalent']:10} {c['incompetent']:11} "
-              f"{c['pending']:7} {rate:>9}")
+              f"{c['pending']:7} {c['out of scope']:12} {rate:>9}")
     if args.survivors:
         for path, row, op, diff in survivors:
             print(f"\n--- {path}:{row} {op}")

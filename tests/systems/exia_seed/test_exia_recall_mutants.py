@@ -111,3 +111,20 @@ def test_the_budget_reports_no_cut_when_everything_fits(tmp_path):
     budget = next(e for e in events if e.mechanism == "recall.budget" and e.stage == "executed")
     assert budget.params == {"estimated_tokens": budget.params["estimated_tokens"], "budget": 1200, "cut": 0}
     assert budget.count == 2
+
+
+def test_term_seeds_are_the_share_of_query_terms_a_page_holds(tmp_path):
+    sel, _ = run(linked(tmp_path), "chess boats")
+    assert sel.terms == ["chess", "boats"]
+    assert sel.initial == {"beta": 0.5, "gamma": 0.5}  # one of two terms each
+    sel, _ = run(linked(tmp_path / "b"), "Who plays chess weekly or paints boats?")
+    assert sel.terms == ["plays", "chess", "weekly", "paints", "boats"]
+    assert sel.initial == {"beta": 3 / 5, "gamma": 2 / 5}
+
+
+def test_strict_rejection_with_many_user_sources_gives_the_overlap_reason():
+    sources = {f"brut:b1:{i}": Source(f"brut:b1:{i}", "My sister Alice moved to Lyon with her husband.",
+                                      False, "2026-03-01", "09:00") for i in range(300)}
+    strict = replace(Settings(), fix=Fixes(strict_citations=True))
+    unsupported = {"fait": "Alice sells bicycles downtown.", "sources": list(sources)}
+    assert check_fact(unsupported, sources, strict).reason.startswith("recouvrement insuffisant")
