@@ -128,3 +128,37 @@ def test_strict_rejection_with_many_user_sources_gives_the_overlap_reason():
     strict = replace(Settings(), fix=Fixes(strict_citations=True))
     unsupported = {"fait": "Alice sells bicycles downtown.", "sources": list(sources)}
     assert check_fact(unsupported, sources, strict).reason.startswith("recouvrement insuffisant")
+
+
+def test_only_the_prospective_type_expires():
+    for other in ("fait", "rappel", "souvenir", "prospectives"):  # sorted before and after "prospective"
+        assert not is_expired(fact("a", "x", type=other, until="2026-03-01"), TODAY)
+
+
+def test_a_subject_named_without_query_terms_scores_at_half_its_activation(tmp_path):
+    book = Page(slug="1984", name="1984", facts=[fact("b1", "Read 1984 last winter")])
+    sel, _ = run(build(tmp_path, [book]), "1984?")
+    assert sel.terms == [] and sel.initial == {"1984": 1.0}  # digits are not terms; the name seeds
+    (cand,) = sel.candidates
+    assert cand.score == sel.activation["1984"] * 0.5  # coverage 0 without terms
+
+
+def test_the_budget_stops_at_the_first_fact_that_does_not_fit(tmp_path):
+    facts = [fact("f1", "Rex park"), fact("f2", "Rex park " + "long " * 40), fact("f3", "Rex park ok")]
+    memoire = build(tmp_path, [Page(slug="rex", name="Rex", facts=facts)])
+    first = (len("- Rex: Rex park\n") + 3) // 4
+    third = (len("- Rex: Rex park ok\n") + 3) // 4
+    tight = replace(Settings(), recall_budget_tokens=first + third, facts_per_subject=5)
+    sel, events = run(memoire, "Rex park?", settings=tight)
+    assert [s.fact_id for s in sel.candidates] == ["f1", "f2", "f3"]  # equal scores: by id
+    assert [s.fact_id for s in sel.selected] == ["f1"]  # the walk stops at f2 although f3 would fit
+    budget = next(e for e in events if e.mechanism == "recall.budget" and e.stage == "executed")
+    assert budget.params["cut"] == 2 and budget.params["estimated_tokens"] == first
+    selected = [e for e in events if e.mechanism == "recall.budget" and e.stage == "selected"]
+    assert [e.ids for e in selected] == [("f1",)]
+
+
+def test_no_selected_event_when_nothing_is_selected(tmp_path):
+    sel, events = run(linked(tmp_path), "nothing matches here")
+    assert sel.selected == []
+    assert [e.stage for e in events if e.mechanism == "recall.budget"] == ["executed"]

@@ -34,3 +34,42 @@ def test_the_recent_window_keeps_the_newest_turns_that_fit_and_counts_the_droppe
     kept, dropped = recent_window(turns, sum(sizes))
     assert [t.turn_id for t in kept] == ["t0", "t1", "t2", "t3"] and dropped == 0
     assert recent_window(turns, sizes[3] - 1) == ([], sum(sizes))
+
+
+def test_assembly_sections_roles_and_block_tokens_are_exact():
+    from lsrep.systems.ice.assemble import SYSTEM_PREAMBLE, ContextFragment, assemble
+    from lsrep.systems.ice.legs import Candidate
+
+    slots = fit_slots([("name", "Ana")], None)
+    # a slot fragment whose kind is an equal but distinct string: kinds compare by value
+    slots.append(ContextFragment(id="slot:city", text="city: Lyon", kind="".join(["sl", "ot"]), source_type="slot",
+                                 mechanisms=("slots",), source_turn_ids=()))
+    memory = [Candidate(id="ep:t0", source_type="episodic", text="Ana likes tea", conversation_id="c",
+                        source_turn_ids=("t0",), legs={"episodic_vector": 1}, score=0.5)]
+    recent = [turn(1, "hello"), StoredTurn(turn_id="t2", conversation_id="c", session_id="s", index=2,
+                                           timestamp="2026-01-05T09:01:00", role="assistant", speaker=None,
+                                           content="hi Ana", topic="x", strength=1.0)]
+    a = assemble(slots, memory, recent, "What do I like?")
+    assert a.context_text == ("## Memory slots\n- name: Ana\n- city: Lyon\n\n## Retrieved memory\n- Ana likes tea"
+                              "\n\n## Recent conversation\n- [2026-01-05 Ana] hello\n- [2026-01-05 assistant] hi Ana")
+    assert [m["role"] for m in a.messages] == ["system", "user", "assistant", "user"]
+    assert a.messages[0]["content"] == (SYSTEM_PREAMBLE + "\n\n## Memory slots\n- name: Ana\n- city: Lyon"
+                                        "\n\n## Retrieved memory\n- Ana likes tea")
+    assert a.block_tokens == {
+        "slot": estimate_tokens("name: Ana") + estimate_tokens("city: Lyon"),
+        "memory": estimate_tokens("Ana likes tea"),
+        "recent": estimate_tokens("[2026-01-05 Ana] hello") + estimate_tokens("[2026-01-05 assistant] hi Ana"),
+        "live_message": estimate_tokens("What do I like?"),
+        "prompt_total": sum(estimate_tokens(m["content"]) for m in a.messages)}
+
+
+def test_decay_reports_nothing_changed_when_no_time_passed_and_zero_when_disabled(harness):
+    from ice_testkit import day
+
+    h = harness()
+    h.say("I baked sourdough bread.", at=0)
+    assert h.system.run_decay(now=day(14)) >= 1
+    assert h.system.run_decay(now=day(14)) == 0  # dt = 0: every strength is unchanged
+    off = harness(disabled=frozenset({"worker.decay"}))
+    off.say("I baked sourdough bread.", at=0)
+    assert off.system.run_decay(now=day(60)) == 0

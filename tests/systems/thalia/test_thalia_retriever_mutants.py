@@ -63,3 +63,49 @@ def test_recency_ineligible_reasons():
     assert [e.reason for e in rec.of("retriever.recency", "ineligible")] == ["nothing ranked"]
     _, rec = retrieve(["wifi"], "wifi", recency_weight=0.0)
     assert [e.reason for e in rec.of("retriever.recency", "ineligible")] == ["recency_weight is 0"]
+
+
+def test_the_idf_of_an_absent_term_uses_document_frequency_zero():
+    import math
+
+    from lsrep.systems.thalia.lexical import BM25
+
+    bm = BM25(["wifi password", "garden party", "wifi router"])
+    assert bm.idf("absent") == math.log(1.0 + (3 + 0.5) / 0.5)
+    assert bm.idf("wifi") == math.log(1.0 + (3 - 2 + 0.5) / (2 + 0.5))
+
+
+def test_without_fusion_the_concatenated_lanes_are_scored_by_rank_with_weight_one():
+    texts = ["guest wifi", "garden party", "wifi password bluefish42", "password hint"]
+    out, _ = retrieve(texts, "wifi password", ablate=frozenset({"retriever.rrf"}))
+    ranking = out.full_ranking
+    assert [r.fused_score for r in ranking] == [1.0 / (60 + i + 1) for i in range(len(ranking))]
+
+
+def test_mmr_reports_reordering_and_its_ineligible_reasons():
+    texts = ["wifi password bluefish42", "wifi password bluefish42 again", "password hint", "guest wifi"]
+    out, rec = retrieve(texts, "wifi password", mmr=True, mmr_lambda=0.0)
+    (event,) = rec.of("retriever.mmr", "output")
+    plain, _ = retrieve(texts, "wifi password")
+    moved = [r.window.window_id for r in out.full_ranking] != [r.window.window_id for r in plain.full_ranking]
+    assert event.params["reordered"] is moved and moved
+    _, rec = retrieve(texts, "wifi password", mmr=True, mmr_lambda=1.0)
+    assert rec.of("retriever.mmr", "output")[0].params["reordered"] is False
+    _, rec = retrieve([], "wifi", mmr=True)
+    assert [e.reason for e in rec.of("retriever.mmr", "ineligible")] == ["nothing ranked"]
+    _, rec = retrieve(texts, "wifi", mmr=False)
+    assert [e.reason for e in rec.of("retriever.mmr", "ineligible")] == ["mmr is off"]
+
+
+def test_lane_events_carry_scores_to_twelve_decimals():
+    texts = ["wifi password bluefish42", "guest wifi", "password hint", "garden party"]
+    from lsrep.systems.thalia.lexical import BM25
+    from lsrep.systems.thalia.semantic import SemanticIndex
+
+    _, rec = retrieve(texts, "wifi password")
+    raw = {"retriever.bm25": [h.score for h in BM25(texts).top_k("wifi password", 8)],
+           "retriever.hashing": [h.score for h in SemanticIndex(texts, HashingEmbedder()).top_k("wifi password", 8)]}
+    for lane, scores in raw.items():
+        (event,) = rec.of(lane, "executed")
+        assert event.params["scores"] == [round(s, 12) for s in scores]
+        assert any(round(s, 11) != round(s, 12) for s in scores)
