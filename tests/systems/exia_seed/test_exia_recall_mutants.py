@@ -162,3 +162,27 @@ def test_no_selected_event_when_nothing_is_selected(tmp_path):
     sel, events = run(linked(tmp_path), "nothing matches here")
     assert sel.selected == []
     assert [e.stage for e in events if e.mechanism == "recall.budget"] == ["executed"]
+
+
+def test_a_full_subject_is_skipped_and_the_walk_goes_on_to_other_subjects(tmp_path):
+    rex = Page(slug="rex", name="Rex", facts=[fact(f"r{i}", f"Rex park walk {i}") for i in range(4)])
+    ana = Page(slug="ana", name="Ana", facts=[fact("a1", "Ana likes the park")])
+    sel, _ = run(build(tmp_path, [rex, ana]), "Rex park walk Ana")
+    per_node = [s.node for s in sel.selected]
+    assert per_node.count("rex") == 3 and "a1" in [s.fact_id for s in sel.selected]
+    assert [s.node for s in sel.candidates][:4] == ["rex"] * 4  # Rex's fourth fact comes before Ana's
+    for cap in (0, -1):  # no fact per subject: nothing is selected
+        assert run(build(tmp_path / f"c{cap}", [rex, ana]), "Rex park walk Ana",
+                   settings=replace(Settings(), facts_per_subject=cap))[0].selected == []
+
+
+def test_scored_candidates_are_immutable():
+    import dataclasses
+
+    import pytest
+    from lsrep.systems.exia_seed.recall import RecallLine, Scored
+
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        Scored("f", "n", 1.0).score = 0.0  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        RecallLine("x", "fact", "n").text = "y"  # type: ignore[misc]

@@ -22,6 +22,9 @@ def test_the_slot_ceiling_keeps_a_prefix_and_stops_at_the_first_slot_that_does_n
     assert [f.id for f in fit_slots(slots, sizes[0] + sizes[2])] == ["slot:name"]  # city fits, bio stopped it
     assert [f.id for f in fit_slots(slots, sizes[0])] == ["slot:name"]
     assert fit_slots(slots, sizes[0] - 1) == []
+    twins = [("name", "Ana"), ("city", "Lyo")]  # 3 tokens each: 3 + 3 > 5 (while 3 | 3 would be 3)
+    assert [estimate_tokens(f"{k}: {v}") for k, v in twins] == [3, 3]
+    assert [f.id for f in fit_slots(twins, 5)] == ["slot:name"]
 
 
 def test_the_recent_window_keeps_the_newest_turns_that_fit_and_counts_the_dropped_tokens():
@@ -46,19 +49,25 @@ def test_assembly_sections_roles_and_block_tokens_are_exact():
                                  mechanisms=("slots",), source_turn_ids=()))
     memory = [Candidate(id="ep:t0", source_type="episodic", text="Ana likes tea", conversation_id="c",
                         source_turn_ids=("t0",), legs={"episodic_vector": 1}, score=0.5)]
+    agent = StoredTurn(turn_id="t3", conversation_id="c", session_id="s", index=3, timestamp="2026-01-05T09:02:00",
+                       role="agent", speaker="Bot", content="noted", topic="x", strength=1.0)
     recent = [turn(1, "hello"), StoredTurn(turn_id="t2", conversation_id="c", session_id="s", index=2,
                                            timestamp="2026-01-05T09:01:00", role="assistant", speaker=None,
-                                           content="hi Ana", topic="x", strength=1.0)]
+                                           content="hi Ana", topic="x", strength=1.0), agent]
     a = assemble(slots, memory, recent, "What do I like?")
     assert a.context_text == ("## Memory slots\n- name: Ana\n- city: Lyon\n\n## Retrieved memory\n- Ana likes tea"
-                              "\n\n## Recent conversation\n- [2026-01-05 Ana] hello\n- [2026-01-05 assistant] hi Ana")
-    assert [m["role"] for m in a.messages] == ["system", "user", "assistant", "user"]
+                              "\n\n## Recent conversation\n- [2026-01-05 Ana] hello\n- [2026-01-05 assistant] hi Ana"
+                              "\n- [2026-01-05 Bot] noted")
+    # only the `assistant` role is sent as the assistant's; any other role goes as the user's
+    assert [m["role"] for m in a.messages] == ["system", "user", "assistant", "user", "user"]
+    assert (a.unattributable, a.without_source_turns) == (0, 2)  # the two slots cite no turn
     assert a.messages[0]["content"] == (SYSTEM_PREAMBLE + "\n\n## Memory slots\n- name: Ana\n- city: Lyon"
                                         "\n\n## Retrieved memory\n- Ana likes tea")
     assert a.block_tokens == {
         "slot": estimate_tokens("name: Ana") + estimate_tokens("city: Lyon"),
         "memory": estimate_tokens("Ana likes tea"),
-        "recent": estimate_tokens("[2026-01-05 Ana] hello") + estimate_tokens("[2026-01-05 assistant] hi Ana"),
+        "recent": estimate_tokens("[2026-01-05 Ana] hello") + estimate_tokens("[2026-01-05 assistant] hi Ana")
+        + estimate_tokens("[2026-01-05 Bot] noted"),
         "live_message": estimate_tokens("What do I like?"),
         "prompt_total": sum(estimate_tokens(m["content"]) for m in a.messages)}
 
@@ -70,6 +79,7 @@ def test_decay_reports_nothing_changed_when_no_time_passed_and_zero_when_disable
     h.say("I baked sourdough bread.", at=0)
     assert h.system.run_decay(now=day(14)) >= 1
     assert h.system.run_decay(now=day(14)) == 0  # dt = 0: every strength is unchanged
+    assert harness().system.run_decay(now=day(14)) == 0  # nothing stored
     off = harness(disabled=frozenset({"worker.decay"}))
     off.say("I baked sourdough bread.", at=0)
     assert off.system.run_decay(now=day(60)) == 0

@@ -109,3 +109,17 @@ def test_lane_events_carry_scores_to_twelve_decimals():
         (event,) = rec.of(lane, "executed")
         assert event.params["scores"] == [round(s, 12) for s in scores]
         assert any(round(s, 11) != round(s, 12) for s in scores)
+
+
+def test_bm25_with_a_repeated_document_term_follows_the_formula():
+    import math
+
+    from lsrep.systems.thalia.lexical import BM25
+
+    docs = ["wifi wifi router", "garden party", "wifi"]
+    bm = BM25(docs)
+    n, n_t, avg = 3, 2, 6 / 3
+    idf = math.log(1 + (n - n_t + 0.5) / (n_t + 0.5))
+    for d, (f, dl) in {0: (2, 3), 2: (1, 1)}.items():
+        want = idf * f * 2.5 / (f + 1.5 * (0.25 + 0.75 * dl / avg))
+        assert math.isclose(bm.scores("wifi")[d], want, rel_tol=1e-12)
