@@ -186,3 +186,18 @@ def test_scored_candidates_are_immutable():
         Scored("f", "n", 1.0).score = 0.0  # type: ignore[misc]
     with pytest.raises(dataclasses.FrozenInstanceError):
         RecallLine("x", "fact", "n").text = "y"  # type: ignore[misc]
+
+
+def test_the_phase2_ceiling_keeps_the_longest_prefix_that_fits(tmp_path):
+    from lsrep.systems.exia_seed.recall import souvenirs
+    from lsrep.systems.exia_seed.text import estimate_tokens
+
+    pages = [Page(slug=f"s{i}", name=f"Subject{i}", summary="x" * 400,
+                  facts=[fact(f"f{i}", f"Subject{i} likes the park")]) for i in range(15)]
+    memoire = build(tmp_path, pages)
+    sel, _ = run(memoire, " ".join(f"Subject{i}" for i in range(15)) + " park")
+    free = souvenirs(memoire, sel, Settings())
+    budget = Settings().recall_budget_tokens
+    fits = [n for n in range(len(free) + 1) if estimate_tokens("\n".join(x.text for x in free[:n])) <= budget]
+    capped = souvenirs(memoire, sel, replace(Settings(), fix=Fixes(phase2_ceiling=True)))
+    assert capped == free[: max(fits)] and 0 < max(fits) < len(free)
