@@ -201,3 +201,18 @@ def test_the_phase2_ceiling_keeps_the_longest_prefix_that_fits(tmp_path):
     fits = [n for n in range(len(free) + 1) if estimate_tokens("\n".join(x.text for x in free[:n])) <= budget]
     capped = souvenirs(memoire, sel, replace(Settings(), fix=Fixes(phase2_ceiling=True)))
     assert capped == free[: max(fits)] and 0 < max(fits) < len(free)
+
+
+def test_a_withheld_fact_does_not_hide_the_facts_after_it(tmp_path):
+    rex = Page(slug="rex", name="Rex", facts=[fact("p1", "Rex secret vet record", privacy="private"),
+                                               fact("n1", "Rex loves the park")])
+    private = replace(Settings(), fix=Fixes(enforce_privacy=True))
+    sel, _ = run(build(tmp_path, [rex]), "What about Rex?", settings=private)
+    assert [s.fact_id for s in sel.candidates] == ["n1"]
+
+
+def test_the_missing_number_named_is_the_first_in_sorted_order():
+    source = Source("brut:b1:1", "My sister Alice moved to Lyon.", False, "2026-03-01", "09:00")
+    verdict = check_fact({"fait": "Alice moved to Lyon in 2019 with 3 cats.", "sources": ["brut:b1:1"]},
+                         {source.ref: source}, Settings())
+    assert verdict.reason == "nombre absent des sources: 2019"  # sorted("2019", "3"): "2019" first

@@ -48,7 +48,7 @@ def test_assembly_sections_roles_and_block_tokens_are_exact():
     slots.append(ContextFragment(id="slot:city", text="city: Lyon", kind="".join(["sl", "ot"]), source_type="slot",
                                  mechanisms=("slots",), source_turn_ids=()))
     memory = [Candidate(id="ep:t0", source_type="episodic", text="Ana likes tea", conversation_id="c",
-                        source_turn_ids=("t0",), legs={"episodic_vector": 1}, score=0.5)]
+                        source_turn_ids=("t0",), legs={"episodic_vector": 1}, score=0.123456789123)]
     agent = StoredTurn(turn_id="t3", conversation_id="c", session_id="s", index=3, timestamp="2026-01-05T09:02:00",
                        role="agent", speaker="Bot", content="noted", topic="x", strength=1.0)
     recent = [turn(1, "hello"), StoredTurn(turn_id="t2", conversation_id="c", session_id="s", index=2,
@@ -61,6 +61,7 @@ def test_assembly_sections_roles_and_block_tokens_are_exact():
     # only the `assistant` role is sent as the assistant's; any other role goes as the user's
     assert [m["role"] for m in a.messages] == ["system", "user", "assistant", "user", "user"]
     assert (a.unattributable, a.without_source_turns) == (0, 2)  # the two slots cite no turn
+    assert a.fragments[2].score == 0.12345679  # memory scores are rounded to 8 decimals
     assert a.messages[0]["content"] == (SYSTEM_PREAMBLE + "\n\n## Memory slots\n- name: Ana\n- city: Lyon"
                                         "\n\n## Retrieved memory\n- Ana likes tea")
     assert a.block_tokens == {

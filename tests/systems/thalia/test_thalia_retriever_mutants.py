@@ -123,3 +123,14 @@ def test_bm25_with_a_repeated_document_term_follows_the_formula():
     for d, (f, dl) in {0: (2, 3), 2: (1, 1)}.items():
         want = idf * f * 2.5 / (f + 1.5 * (0.25 + 0.75 * dl / avg))
         assert math.isclose(bm.scores("wifi")[d], want, rel_tol=1e-12)
+
+
+def test_evidence_under_the_budget_is_inline_and_the_overflow_folder_is_created(tmp_path):
+    from lsrep.systems.thalia import DeliveryMode
+
+    texts = ["wifi password bluefish42", "guest wifi", "password hint"]
+    out, _ = retrieve(texts, "wifi password")
+    assert 0 < out.evidence_tokens < out.budget_tokens and out.delivery_mode is DeliveryMode.INLINE
+    nested = tmp_path / "a" / "b" / "c"
+    out, _ = retrieve(texts, "wifi password", context_budget_tokens=3, evidence_dir=str(nested))
+    assert out.delivery_mode is DeliveryMode.FILE_BASED and out.evidence_file.startswith(str(nested))
