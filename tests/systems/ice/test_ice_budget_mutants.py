@@ -84,3 +84,27 @@ def test_decay_reports_nothing_changed_when_no_time_passed_and_zero_when_disable
     off = harness(disabled=frozenset({"worker.decay"}))
     off.say("I baked sourdough bread.", at=0)
     assert off.system.run_decay(now=day(60)) == 0
+
+
+def test_a_half_life_must_be_positive():
+    import pytest
+    from lsrep.systems.ice.config import IceConfig
+    from pydantic import ValidationError
+
+    for bad in (0.0, -14.0):  # 0 divided by zero in `decayed`; < 0 made strengths grow
+        with pytest.raises(ValidationError, match="decay_half_life_days"):
+            IceConfig(decay_half_life_days=bad)
+    assert IceConfig(decay_half_life_days=0.5).decay_half_life_days == 0.5
+
+
+def test_the_assistant_role_is_compared_by_value_and_a_fragment_without_mechanisms_is_counted():
+    from lsrep.systems.ice.assemble import assemble
+    from lsrep.systems.ice.legs import Candidate
+
+    role = "".join(["assis", "tant"])  # equal to "assistant", another object (as read from SQLite)
+    reply = StoredTurn(turn_id="t1", conversation_id="c", session_id="s", index=1, timestamp="2026-01-05T09:00:00",
+                       role=role, speaker=None, content="hi", topic="x", strength=1.0)
+    bare = Candidate(id="x", source_type="episodic", text="orphan", conversation_id="c", source_turn_ids=("t0",))
+    a = assemble([], [bare], [reply], "q")
+    assert [m["role"] for m in a.messages] == ["system", "assistant", "user"]
+    assert a.unattributable == 1

@@ -134,3 +134,10 @@ def test_evidence_under_the_budget_is_inline_and_the_overflow_folder_is_created(
     nested = tmp_path / "a" / "b" / "c"
     out, _ = retrieve(texts, "wifi password", context_budget_tokens=3, evidence_dir=str(nested))
     assert out.delivery_mode is DeliveryMode.FILE_BASED and out.evidence_file.startswith(str(nested))
+
+
+def test_expand_query_appends_the_terms_and_leaves_a_query_without_terms_alone():
+    from lsrep.systems.thalia.lexical import expand_query
+
+    assert expand_query("wifi password", ["router", "guest"]) == "wifi password router guest"
+    assert expand_query("wifi password", []) == "wifi password"
