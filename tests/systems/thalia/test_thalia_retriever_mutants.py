@@ -129,8 +129,9 @@ def test_evidence_under_the_budget_is_inline_and_the_overflow_folder_is_created(
     from lsrep.systems.thalia import DeliveryMode
 
     texts = ["wifi password bluefish42", "guest wifi", "password hint"]
-    out, _ = retrieve(texts, "wifi password")
+    out, _ = retrieve(texts, "wifi password", evidence_dir=str(tmp_path / "inline"))
     assert 0 < out.evidence_tokens < out.budget_tokens and out.delivery_mode is DeliveryMode.INLINE
+    assert out.evidence_file is None and not (tmp_path / "inline").exists()  # no overflow file when inline
     nested = tmp_path / "a" / "b" / "c"
     out, _ = retrieve(texts, "wifi password", context_budget_tokens=3, evidence_dir=str(nested))
     assert out.delivery_mode is DeliveryMode.FILE_BASED and out.evidence_file.startswith(str(nested))
