@@ -216,3 +216,15 @@ def test_the_missing_number_named_is_the_first_in_sorted_order():
     verdict = check_fact({"fait": "Alice moved to Lyon in 2019 with 3 cats.", "sources": ["brut:b1:1"]},
                          {source.ref: source}, Settings())
     assert verdict.reason == "nombre absent des sources: 2019"  # sorted("2019", "3"): "2019" first
+
+
+def test_phase2_lists_a_subjects_facts_best_first_within_a_section(tmp_path):
+    from lsrep.systems.exia_seed.recall import souvenirs
+
+    rex = Page(slug="rex", name="Rex", facts=[fact("e1", "Rex sleeps"), fact("e2", "Rex loves the park daily")])
+    memoire = build(tmp_path, [rex])
+    sel, _ = run(memoire, "Rex park daily?")
+    scores = {s.fact_id: s.score for s in sel.candidates}
+    assert scores["e2"] > scores["e1"]
+    lines = [line.fact_ids for line in souvenirs(memoire, sel, Settings()) if line.kind == "fact"]
+    assert lines == [("e2",), ("e1",)]

@@ -142,3 +142,15 @@ def test_expand_query_appends_the_terms_and_leaves_a_query_without_terms_alone()
 
     assert expand_query("wifi password", ["router", "guest"]) == "wifi password router guest"
     assert expand_query("wifi password", []) == "wifi password"
+
+
+def test_a_lane_keeps_only_positive_scores_so_a_negative_cosine_is_no_hit():
+    from lsrep.systems.thalia.lexical import LaneHit, rank_hits
+
+    assert rank_hits([0.5, -0.2, 0.0, 0.7], 5) == [LaneHit(3, 0.7), LaneHit(0, 0.5)]
+
+
+def test_a_lane_with_no_window_among_the_capped_reports_no_selection():
+    out, rec = retrieve(["wifi password bluefish42", "guest wifi"], "wifii passwordd")  # no exact token
+    assert rec.of("retriever.bm25", "executed")[0].count == 0 and out.ranked
+    assert rec.of("retriever.bm25", "selected") == [] and rec.of("retriever.hashing", "selected")
