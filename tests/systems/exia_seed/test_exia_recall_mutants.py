@@ -228,3 +228,10 @@ def test_phase2_lists_a_subjects_facts_best_first_within_a_section(tmp_path):
     assert scores["e2"] > scores["e1"]
     lines = [line.fact_ids for line in souvenirs(memoire, sel, Settings()) if line.kind == "fact"]
     assert lines == [("e2",), ("e1",)]
+
+
+def test_a_page_exactly_at_the_threshold_contributes_its_facts(tmp_path):
+    memoire = linked(tmp_path)
+    beta = run(memoire, "What about Alpha?")[0].activation["beta"]
+    sel, _ = run(memoire, "What about Alpha?", settings=replace(Settings(), activation_threshold=beta))
+    assert sel.activation["beta"] == beta and "b1" in {s.fact_id for s in sel.candidates}

@@ -108,3 +108,43 @@ def test_the_assistant_role_is_compared_by_value_and_a_fragment_without_mechanis
     a = assemble([], [bare], [reply], "q")
     assert [m["role"] for m in a.messages] == ["system", "assistant", "user"]
     assert a.unattributable == 1
+
+
+def test_decayed_follows_the_half_life_between_multiples_and_never_grows_backwards_in_time():
+    import math
+
+    from ice_testkit import day
+    from lsrep.systems.ice.config import IceConfig
+    from lsrep.systems.ice.workers import decayed
+
+    config = IceConfig()
+    since = day(10).isoformat()
+    assert math.isclose(decayed(0.8, since, day(17), config), 0.8 * 2 ** -0.5, rel_tol=1e-12)  # 7 of 14 days
+    assert decayed(0.8, since, day(9), config) == 0.8  # a clock before `since`: dt is 0, not negative
+
+
+def test_the_reported_mean_strength_is_over_every_stored_strength_floor_rows_included(harness):
+    from ice_testkit import day
+
+    h = harness()
+    h.say("I baked sourdough bread with my sister Maria.", at=0)
+    h.system.run_decay(now=day(300))  # everything at the floor
+    h.say("I planted tomatoes in the garden.", at=300)
+    h.system.run_decay(now=day(301))
+    db = h.system.db
+    everything = [s for store in (db.episodic, db.codex, db.procedures) for _i, s, _at in store.strengths()]
+    floor = h.system.config.decay_floor
+    assert 0 < sum(1 for s in everything if s == floor) < len(everything)  # some rows at the floor, some not
+    assert h.recorder.last("worker.decay", "output").params["mean_strength"] == round(sum(everything) / len(everything), 6)
+
+
+def test_context_fragments_are_immutable():
+    import dataclasses
+
+    import pytest
+    from lsrep.systems.ice.assemble import ContextFragment
+
+    frag = fit_slots([("name", "Ana")], None)[0]
+    assert isinstance(frag, ContextFragment)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        frag.text = "x"  # type: ignore[misc]

@@ -154,3 +154,18 @@ def test_a_lane_with_no_window_among_the_capped_reports_no_selection():
     out, rec = retrieve(["wifi password bluefish42", "guest wifi"], "wifii passwordd")  # no exact token
     assert rec.of("retriever.bm25", "executed")[0].count == 0 and out.ranked
     assert rec.of("retriever.bm25", "selected") == [] and rec.of("retriever.hashing", "selected")
+
+
+def test_the_inline_prefix_stops_counting_at_the_first_window_that_overflows(monkeypatch):
+    import lsrep.systems.thalia.retriever as retriever
+
+    counted: list[str] = []
+
+    def counting(text: str) -> int:
+        counted.append(text)
+        return token_count(text)
+
+    monkeypatch.setattr(retriever, "token_count", counting)
+    ranked = [RankedEvidence(window(i, t), 1.0, 1.0) for i, t in enumerate(["wifi password", "x " * 50, "ok", "a b"])]
+    assert inline_prefix(ranked, token_count("wifi password")) == tuple(ranked[:1])
+    assert counted == ["wifi password", "x " * 50]  # the windows after the overflow are not even counted
