@@ -148,3 +148,36 @@ def test_context_fragments_are_immutable():
     assert isinstance(frag, ContextFragment)
     with pytest.raises(dataclasses.FrozenInstanceError):
         frag.text = "x"  # type: ignore[misc]
+
+
+def test_decay_counts_fractions_of_a_day_and_returns_how_many_strengths_changed(harness):
+    import math
+
+    from ice_testkit import day
+    from lsrep.systems.ice.config import IceConfig
+    from lsrep.systems.ice.workers import decayed
+
+    assert math.isclose(decayed(0.8, day(10).isoformat(), day(10.5), IceConfig()), 0.8 * 2 ** (-0.5 / 14),
+                        rel_tol=1e-12)
+    h = harness()
+    h.say("I baked sourdough bread with my sister Maria.", at=0)
+    db = h.system.db
+
+    def strengths() -> dict[str, float]:
+        return {i: s for store in (db.episodic, db.codex, db.procedures) for i, s, _at in store.strengths()}
+
+    before = strengths()
+    changed = h.system.run_decay(now=day(3))
+    after = strengths()
+    assert changed == sum(1 for i in before if after[i] != before[i]) and changed >= 1
+
+
+def test_an_assembly_is_immutable():
+    import dataclasses
+
+    import pytest
+    from lsrep.systems.ice.assemble import assemble
+
+    a = assemble([], [], [], "q")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        a.context_text = "x"  # type: ignore[misc]
