@@ -235,3 +235,20 @@ def test_a_page_exactly_at_the_threshold_contributes_its_facts(tmp_path):
     beta = run(memoire, "What about Alpha?")[0].activation["beta"]
     sel, _ = run(memoire, "What about Alpha?", settings=replace(Settings(), activation_threshold=beta))
     assert sel.activation["beta"] == beta and "b1" in {s.fact_id for s in sel.candidates}
+
+
+def test_a_fact_that_is_only_a_date_is_rejected():
+    source = Source("brut:b1:1", "We met Alice on 2026-03-01 in Lyon.", False, "2026-03-01", "09:00")
+    verdict = check_fact({"fait": "2026-03-01", "sources": ["brut:b1:1"]}, {source.ref: source}, Settings())
+    assert (verdict.ok, verdict.reason) == (False, "fait réduit à une date")
+
+
+def test_phase2_points_to_the_three_strongest_neighbours(tmp_path):
+    from lsrep.systems.exia_seed.recall import souvenirs
+
+    hub = Page(slug="rex", name="Rex", facts=[fact("r1", "Rex met Anna, Boris, Cyril and Diane at the park")])
+    others = [Page(slug=n.lower(), name=n, facts=[fact(f"{n}1", f"{n} has a garden")]) for n in ("Anna", "Boris", "Cyril", "Diane")]
+    memoire = build(tmp_path, [hub, *others])
+    sel, _ = run(memoire, "Rex park?")
+    pointer = [line.text for line in souvenirs(memoire, sel, Settings()) if line.kind == "pointer" and line.node == "rex"]
+    assert pointer == ["  → see also: Anna, Boris, Cyril"]  # four neighbours of equal weight: the first three by name

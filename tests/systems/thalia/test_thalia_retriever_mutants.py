@@ -169,3 +169,21 @@ def test_the_inline_prefix_stops_counting_at_the_first_window_that_overflows(mon
     ranked = [RankedEvidence(window(i, t), 1.0, 1.0) for i, t in enumerate(["wifi password", "x " * 50, "ok", "a b"])]
     assert inline_prefix(ranked, token_count("wifi password")) == tuple(ranked[:1])
     assert counted == ["wifi password", "x " * 50]  # the windows after the overflow are not even counted
+
+
+def test_bm25_length_normalisation_with_a_small_b():
+    import math
+
+    from lsrep.systems.thalia.lexical import BM25
+
+    bm = BM25(["wifi router box", "garden party", "wifi"], k1=1.2, b=0.3)
+    idf = math.log(1 + (3 - 2 + 0.5) / (2 + 0.5))
+    avg = 6 / 3
+    want = idf * 1 * 2.2 / (1 + 1.2 * (1 - 0.3 + 0.3 * 3 / avg))
+    assert math.isclose(bm.scores("wifi")[0], want, rel_tol=1e-12)
+
+
+def test_prf_keeps_three_letter_terms_and_drops_two_letter_ones():
+    from lsrep.systems.thalia.lexical import expansion_terms
+
+    assert expansion_terms("wifi", ["wifi cat ox router", "cat router"], 5) == ["cat", "router"]
