@@ -252,3 +252,22 @@ def test_phase2_points_to_the_three_strongest_neighbours(tmp_path):
     sel, _ = run(memoire, "Rex park?")
     pointer = [line.text for line in souvenirs(memoire, sel, Settings()) if line.kind == "pointer" and line.node == "rex"]
     assert pointer == ["  → see also: Anna, Boris, Cyril"]  # four neighbours of equal weight: the first three by name
+
+
+def test_checker_verdicts_at_the_overlap_boundary_and_on_rejection():
+    from lsrep.systems.exia_seed.text import roots
+
+    source = Source("brut:b1:1", "My sister Alice moved to Lyon.", False, "2026-03-01", "09:00")
+    sources = {source.ref: source}
+    half = "Alice moved purple bicycles"
+    assert roots(half, 5) == {"alice", "moved", "purpl", "bicyc"}  # 2 of 4 roots in the source: exactly 0.5
+    assert check_fact({"fait": half, "sources": ["brut:b1:1"]}, sources, Settings()).ok
+    under = check_fact({"fait": "Alice painted purple bicycles", "sources": ["brut:b1:1"]}, sources, Settings())
+    assert (under.ok, under.reason) == (False, "recouvrement insuffisant (1/4)")
+    empty = check_fact({"fait": " ", "sources": ["brut:b1:1"]}, sources, Settings())
+    assert (empty.ok, empty.reason) == (False, "fait vide")
+
+
+def test_a_name_of_two_letters_does_not_seed_by_name(tmp_path):
+    sel, _ = run(build(tmp_path, [Page(slug="bo", name="Bo", facts=[fact("b1", "Bo likes tea")])]), "Bo tea?")
+    assert sel.seeded == set()

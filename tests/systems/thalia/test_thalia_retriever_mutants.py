@@ -187,3 +187,14 @@ def test_prf_keeps_three_letter_terms_and_drops_two_letter_ones():
     from lsrep.systems.thalia.lexical import expansion_terms
 
     assert expansion_terms("wifi", ["wifi cat ox router", "cat router"], 5) == ["cat", "router"]
+
+
+def test_prf_ineligible_reasons_and_repeated_overflow_files_in_one_folder(tmp_path):
+    _, rec = retrieve(["wifi"], "wifi", query_expansion=False)
+    assert [e.reason for e in rec.of("retriever.prf", "ineligible")] == ["query_expansion is off"]
+    _, rec = retrieve([], "wifi", query_expansion=True)
+    assert [e.reason for e in rec.of("retriever.prf", "ineligible")] == ["no windows"]
+    texts = ["wifi password bluefish42", "guest wifi", "password hint"]
+    first, _ = retrieve(texts, "wifi password", context_budget_tokens=3, evidence_dir=str(tmp_path))
+    second, _ = retrieve(texts, "guest wifi", context_budget_tokens=3, evidence_dir=str(tmp_path))
+    assert first.evidence_file != second.evidence_file and len(list(tmp_path.iterdir())) == 2
