@@ -181,3 +181,21 @@ def test_an_assembly_is_immutable():
     a = assemble([], [], [], "q")
     with pytest.raises(dataclasses.FrozenInstanceError):
         a.context_text = "x"  # type: ignore[misc]
+
+
+def test_top_k_stable_equals_a_full_stable_sort_on_large_arrays():
+    import numpy as np
+    from lsrep.systems.ice.episodic import top_k_stable
+
+    rng = np.random.default_rng(3)
+    for _ in range(60):
+        scores = rng.random(int(rng.integers(100, 2000))).astype(np.float32)
+        k = int(rng.integers(1, 40))
+        assert list(top_k_stable(scores, k)) == list(np.argsort(-scores, kind="stable")[:k])
+
+
+def test_the_episodic_legs_are_ineligible_on_an_empty_store(harness):
+    h = harness()
+    h.ask("What bread did I bake last week?")
+    for leg in ("leg.episodic_vector", "leg.episodic_lexical"):
+        assert h.recorder.last(leg, "ineligible").reason == "store empty"

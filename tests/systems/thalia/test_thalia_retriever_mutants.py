@@ -198,3 +198,14 @@ def test_prf_ineligible_reasons_and_repeated_overflow_files_in_one_folder(tmp_pa
     first, _ = retrieve(texts, "wifi password", context_budget_tokens=3, evidence_dir=str(tmp_path))
     second, _ = retrieve(texts, "guest wifi", context_budget_tokens=3, evidence_dir=str(tmp_path))
     assert first.evidence_file != second.evidence_file and len(list(tmp_path.iterdir())) == 2
+
+
+def test_prf_drops_one_letter_terms_and_lane_hits_are_immutable():
+    import dataclasses
+
+    import pytest
+    from lsrep.systems.thalia.lexical import LaneHit, expansion_terms
+
+    assert expansion_terms("wifi", ["wifi x router", "x"], 5) == ["router"]  # "x": a token, not a stopword
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        LaneHit(0, 1.0).score = 0.0  # type: ignore[misc]
