@@ -199,3 +199,14 @@ def test_the_episodic_legs_are_ineligible_on_an_empty_store(harness):
     h.ask("What bread did I bake last week?")
     for leg in ("leg.episodic_vector", "leg.episodic_lexical"):
         assert h.recorder.last(leg, "ineligible").reason == "store empty"
+
+
+def test_a_leg_weighted_zero_for_the_intent_does_not_run(harness):
+    from lsrep.systems.ice.config import DEFAULT_INTENT_WEIGHTS
+
+    weights = {intent: {**legs, "episodic_lexical": 0.0} for intent, legs in DEFAULT_INTENT_WEIGHTS.items()}
+    h = harness(intent_weights=weights)
+    h.say("I baked sourdough bread.")
+    h.ask("What bread did I bake?")
+    assert h.recorder.last("leg.episodic_lexical", "ineligible").reason.startswith("weight 0 for intent")
+    assert h.recorder.stages("leg.episodic_lexical") == ["ineligible"]
