@@ -271,3 +271,14 @@ def test_checker_verdicts_at_the_overlap_boundary_and_on_rejection():
 def test_a_name_of_two_letters_does_not_seed_by_name(tmp_path):
     sel, _ = run(build(tmp_path, [Page(slug="bo", name="Bo", facts=[fact("b1", "Bo likes tea")])]), "Bo tea?")
     assert sel.seeded == set()
+
+
+def test_phase2_fact_lines_show_their_date_and_none_without_one(tmp_path):
+    from lsrep.systems.exia_seed.recall import souvenirs
+
+    rex = Page(slug="rex", name="Rex", facts=[fact("e1", "Rex loves the park", event="2026-03-02"),
+                                               fact("e2", "Rex sleeps in the park", said="")])
+    memoire = build(tmp_path, [rex])
+    sel, _ = run(memoire, "Rex park?")
+    texts = {line.fact_ids: line.text for line in souvenirs(memoire, sel, Settings()) if line.kind == "fact"}
+    assert texts == {("e1",): "  - Rex loves the park (2026-03-02)", ("e2",): "  - Rex sleeps in the park"}
