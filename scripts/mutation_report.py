@@ -53,11 +53,16 @@ def in_annotation(path: str, row: int, col: int) -> bool:
     return any((r0, c0) <= (row, col) < (r1, c1) for r0, c0, r1, c1 in annotation_spans(path))
 
 
-def manual_equivalents() -> dict[tuple[str, int, str], str]:
+def manual_equivalents() -> dict[tuple[str, int, str, int | None], str]:
+    """(path, line, operator, column or None for every column on the line) -> reason."""
     if not EQUIVALENTS.exists():
         return {}
     data = tomllib.loads(EQUIVALENTS.read_text())
-    return {(e["path"], e["line"], e["operator"]): e["reason"] for e in data.get("equivalent", [])}
+    return {(e["path"], e["line"], e["operator"], e.get("col")): e["reason"] for e in data.get("equivalent", [])}
+
+
+def judged_equivalent(manual: dict, path: str, row: int, op: str, col: int) -> bool:
+    return (path, row, op, None) in manual or (path, row, op, col) in manual
 
 
 def main() -> None:
@@ -78,11 +83,14 @@ def main() -> None:
         parts = path.split("/")
         package = "/".join(parts[:2]) if len(parts) > 2 else path
         c = tally.setdefault(package, Counter())
-        if outcome is None:
+        if worker == "SKIPPED":
+            c["out of scope"] += 1
+        elif outcome is None:
             c["pending"] += 1
         elif outcome == "INCOMPETENT" or worker == "EXCEPTION":
             c["incompetent"] += 1
-        elif outcome == "SURVIVED" and (in_annotation(path, row - 1, col) or (path, row, op) in manual):
+        elif outcome == "SURVIVED" and (in_annotation(path, row - 1, col)
+                                      or judged_equivalent(manual, path, row, op, col)):
             c["equivalent"] += 1
         elif outcome == "SURVIVED":
             c["survived"] += 1
@@ -90,12 +98,12 @@ def main() -> None:
         else:
             c["killed"] += 1
     print(f"{'package':28} {'killed':>7} {'survived':>8} {'equivalent':>10} {'incompetent':>11} {'pending':>7} "
-          f"{'kill rate':>9}")
+          f"{'out of scope':>12} {'kill rate':>9}")
     for package, c in sorted(tally.items()):
         judged = c["killed"] + c["survived"]
         rate = f"{c['killed'] / judged:.1%}" if judged else "—"
         print(f"{package:28} {c['killed']:7} {c['survived']:8} {c['equivalent']:10} {c['incompetent']:11} "
-              f"{c['pending']:7} {rate:>9}")
+              f"{c['pending']:7} {c['out of scope']:12} {rate:>9}")
     if args.survivors:
         for path, row, op, diff in survivors:
             print(f"\n--- {path}:{row} {op}")

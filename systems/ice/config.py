@@ -167,7 +167,7 @@ class IceConfig(BaseModel):
         20, "Beyond this many turns, short_term is upgraded when a known entity is named."
     )
     # -- workers -------------------------------------------------------------------------------
-    decay_half_life_days: float = _chosen(14.0, "Half-life of strength, in simulated days.")
+    decay_half_life_days: float = _chosen(14.0, "Half-life of strength, in simulated days.", gt=0)
     decay_floor: float = _chosen(0.05, "Strength never decays below this.")
     summary_batch_turns: int = _chosen(20, "Turns per batch summary.")
     summary_max_chars: int = _chosen(600, "Length cap of the offline extractive summary.")
