@@ -47,7 +47,15 @@ references. Its rules, in order (also `RULES`, which every manifest records):
 4. **Several items.** A list question ("What activities has...", "Which cities...",
    "Where has X camped?", "What has X painted?") answers with one span (typed, else the
    clause) from the best sentence of every line scoring at least a third of the best
-   (at most six, joined by "; ").
+   (at most six, joined by "; "). A list question naming a category ("Which cities", "What
+   movies", "What activities": `lsrep.answer.categories`) takes the instances a sentence names
+   (a place, a quoted or capitalised title, an activity) even when the sentence shares only
+   the speaker's name with the question.
+5. **Asking and counting.** A best sentence that asks ("Is that your third one?") gives way to
+   the reply to it (the next line, by another speaker), or, with no reply in context and the
+   question addressed to the listener, to the nearest stating sentence of its own line
+   (`lsrep.answer.asking`). "How many (times)" with no number for the counted noun in the best
+   sentence: the number of distinct days whose lines state it (`lsrep.answer.counting`).
 """
 
 from __future__ import annotations
@@ -59,6 +67,9 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from functools import lru_cache
 
+from lsrep.answer.asking import answered_by, asks
+from lsrep.answer.categories import CATEGORY_KINDS, category_kind, category_span
+from lsrep.answer.counting import count_span, counted, counts_noun
 from lsrep.answer.lists import asks_for_list, list_of
 from lsrep.answer.related import matched, related, witnesses
 from lsrep.contract import Fragment
@@ -73,8 +84,11 @@ from lsrep.temporal import (
 from lsrep.text import STOPWORDS, fold, tokens
 
 ABSTAIN_TEXT = "I don't know."
-ENTITY_KINDS = frozenset({"person", "place", "org"})
+ENTITY_KINDS = frozenset({"person", "place", "org", *CATEGORY_KINDS})
 """Question kinds whose typed span, present in a sentence, counts as one shared word toward min_overlap."""
+INSTANCE_KINDS = frozenset({"place", *CATEGORY_KINDS})
+"""List-question kinds whose typed span ("Paris", "swimming") stands for the category word ("cities",
+"activities") that a sentence naming an instance does not repeat."""
 RELATED_WEIGHT = 0.7
 """A question word given by a related word (`lsrep.answer.related`) counts this much of its weight."""
 ASKING_FACTOR = 0.5
@@ -92,7 +106,8 @@ RULES = ("best IDF-weighted sentence (speaker counts, -ing/-ed/plural folded, re
          "reason / yes-no (would-questions 'Likely no' unless stated), else the shortest clause holding the shared "
          "words, joined by the next sentence when thin, an image caption when pointed at; list questions join one "
          "span per matching line (up to 6); asking sentences score half; first person put in the speaker's name; "
-         "abstain below min_overlap shared words")
+         "abstain below min_overlap shared words; category lists (places, titles, activities) take instances; an "
+         "asking best sentence gives way to its reply; how-many without a number counts the days stating it")
 
 _LINE_HEAD = re.compile(
     r"^\s*\[(\d{4})-(\d{2})-(\d{2})(?:[ T]\d{2}:\d{2}(?::\d{2})?)?(?:\s+(?P<inside>[^\]]{1,60}))?\]\s*"
@@ -124,10 +139,6 @@ _CAPITALISED = re.compile(r"\b([A-Z][a-zA-Z'’-]+(?:\s+(?:of\s+|de\s+)?[A-Z][a-
 _PLACE = re.compile(
     r"\b(?:in|at|to|from|near|around|into|visit(?:ed|ing)?)\s+((?:the\s+)?[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*)")
 _PLACE_COMMON = re.compile(r"\b(?:in|at|to|into)\s+(the\s+(?!\w+ing\b)[a-z]+(?:\s+[a-z]+)?)\b")
-_NUMBER_WORDS = ("one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
-                 "sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety "
-                 "hundred thousand once twice a couple few several").split()
-_NUMBER = re.compile(r"\b(\d+(?:[.,]\d+)?|" + "|".join(_NUMBER_WORDS) + r")\b(?:\s+([A-Za-z][\w-]*))?", re.I)
 _DURATION = re.compile(
     r"\b(?:for\s+)?((?:\d+(?:\.\d+)?|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
     r"a few|a couple of|several|many)\s+(?:and\s+a\s+half\s+)?(?:years?|months?|weeks?|days?|hours?|minutes?|"
@@ -176,7 +187,8 @@ def question_type(question: str) -> str:
     if re.search(r"\b(?:what|which) (?:company|employer|firm|organi[sz]ation|business|school|university|college|"
                  r"team|club|band|shop|store)\b", q):
         return "org"
-    if re.search(r"^(?:\W*)where\b|\b(?:what|which) (?:city|country|town|place|state|restaurant|park|country)\b", q):
+    if re.search(r"^(?:\W*)where\b|\b(?:what|which) (?:\w+ )?(?:cit(?:y|ies)|countr(?:y|ies)|towns?|place|states?|"
+                 r"restaurants?|parks?)\b", q):
         return "place"
     return "other"
 
@@ -215,7 +227,7 @@ class ExtractiveAnswerer:
     """Offline deterministic span answerer (labelled `extractive-offline` in every output)."""
 
     name: str = "extractive-offline"
-    version: str = "3"
+    version: str = "4"
     min_overlap: int = 2
     """Shared content words a sentence needs (capped at the question's own count); with 2, a
     name present in every line (the speaker's) cannot answer every question about that person."""
@@ -229,6 +241,8 @@ class ExtractiveAnswerer:
         if not sentences or not wanted:
             return ABSTAIN_TEXT
         kind = question_type(question)
+        kind = (category_kind(question) or kind) if kind == "other" else kind
+        listing = asks_for_list(question) and kind in ("other", "place", "person", "org", *CATEGORY_KINDS)
         speakers = [keys(s.speaker) if s.speaker else frozenset() for s in sentences]
         bags = [keys(s.text) | who for s, who in zip(sentences, speakers, strict=True)]
         hits = [matched(bag, wanted) for bag in bags]
@@ -249,9 +263,9 @@ class ExtractiveAnswerer:
         scored = []
         for s, bag, hit in zip(sentences, bags, hits, strict=True):
             in_line = lines[s.line]
-            if not hit - names:
-                continue
             typed = _typed_span(kind, s, question)
+            if not hit - names and not (listing and typed and kind in INSTANCE_KINDS):
+                continue  # only a name shared, unless it names an instance of the listed category
             # A sentence naming the kind of thing asked for ("which city": a place) shares that much more.
             if len(in_line) + (1 if typed and kind in ENTITY_KINDS else 0) < need:
                 continue
@@ -269,7 +283,16 @@ class ExtractiveAnswerer:
             scored = [(0.0, -sole.order, sole, witnesses(bags[sole.order], wanted))]
         scored.sort(key=lambda x: (x[0], x[1]), reverse=True)
         best_score, _, best, shared = scored[0]
-        listing = asks_for_list(question) and kind in ("other", "place", "person", "org")
+        if kind == "count":
+            number = counted(question, scored, best_score, lambda x, noun: bool(matched(keys(x.line), keys(noun))),
+                             lambda x: counts_noun(x.text, question))
+            if number:
+                return number
+        if asks(best.text) and not listing:
+            score_of = {x[2].order: x[0] for x in scored}
+            best = answered_by(best, sentences, lambda x: (score_of.get(x.order, 0.0),
+                                                           len(bags[x.order] - wanted - names - _FILLER) >= 2))
+            shared = witnesses(bags[best.order], wanted)
         if listing and kind != "other":
             spans = list_of(scored, best_score, lambda s, sh: _typed_span(kind, s, question)
                              or _typed_span(kind, _whole_line(s), question))
@@ -365,7 +388,7 @@ def _typed_span(kind: str, s: Sentence, question: str) -> str | None:
         m = _AGO.search(s.text)
         return m.group(1) if m else None
     if kind == "count":
-        return _count_span(s.text, question)
+        return count_span(s.text, question)
     if kind == "duration":
         m = _DURATION.search(s.text)
         return next((g for g in m.groups() if g), None) if m else None
@@ -377,6 +400,8 @@ def _typed_span(kind: str, s: Sentence, question: str) -> str | None:
         return _organisation(s.text, question)
     if kind == "reason":
         return _reason(s.text)
+    if kind in CATEGORY_KINDS:
+        return category_span(kind, s.text)
     return None
 
 
@@ -394,32 +419,6 @@ def _date_span(text: str, when: date) -> str | None:
 def date_answer(s: Sentence) -> str:
     """The date span of a sentence, or its own date."""
     return _date_span(s.text, s.when) or fmt_day(s.when)
-
-
-_FREQUENCY = re.compile(
-    r"\b(?:(?:once|twice|thrice|\w+ times|a few times|several times|multiple times|many times)\s+(?:a|per|each|every)\s+"
-    r"(?:day|week|month|year|weekend)|every\s+(?:other\s+)?(?:day|week|month|year|weekend|morning|night|evening|"
-    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)|(?:daily|weekly|monthly|yearly|annually))\b", re.I)
-
-
-def _count_span(text: str, question: str) -> str | None:
-    if re.search(r"\bhow often\b", question, re.I):
-        m = _FREQUENCY.search(text)
-        if m:
-            return m.group(0)
-    m = re.search(r"\bhow (?:many|much)\s+(\w+)", question, re.I)
-    noun = fold(m.group(1).lower()) if m else None
-    best = None
-    for hit in _NUMBER.finditer(text):
-        word = (hit.group(2) or "").lower()
-        number = hit.group(1)
-        if number.lower() in ("a",) or (number.lower() == "one" and word in ("of", "day")):
-            continue
-        phrase = f"{number} {hit.group(2)}" if hit.group(2) and word not in STOPWORDS else number
-        if noun and fold(word) == noun:
-            return phrase
-        best = best or phrase
-    return best
 
 
 _KIN = re.compile(r"\b(?:my|his|her|their|our)\s+((?:\w+\s+)?(?:mother|mom|mum|father|dad|sister|brother|wife|"
