@@ -196,30 +196,39 @@ def question_type(question: str) -> str:
 def _sentences(fragments: Sequence[Fragment], now: date) -> list[Sentence]:
     out: list[Sentence] = []
     for fragment in fragments:
-        last = None
-        for raw in fragment.text.splitlines():
-            head = _LINE_HEAD.match(raw)
-            speaker = None
-            body = raw
-            if head:
-                last = date(int(head.group(1)), int(head.group(2)), int(head.group(3)))
-                speaker = (head.group("who") or head.group("inside") or "").strip() or None
-                body = raw[head.end():]
-            elif last is None:
-                found = _ANY_DATE.search(fragment.text)
-                if found:
-                    try:
-                        last = date(int(found.group(1)), int(found.group(2)), int(found.group(3)))
-                    except ValueError:
-                        last = None
-            when = last or now
-            body = " ".join(body.replace("[", " ").replace("]", " ").split())
-            if not body:
-                continue
-            for part in _SENTENCE.split(body):
-                if part.strip():
-                    out.append(Sentence(part.strip(), body, when, speaker, len(out)))
+        for text, line, when, speaker in fragment_sentences(fragment.text):
+            out.append(Sentence(text, line, when or now, speaker, len(out)))
     return out
+
+
+@lru_cache(maxsize=1 << 14)
+def fragment_sentences(text: str) -> tuple[tuple[str, str, date | None, str | None], ...]:
+    """(sentence, its line, its date or None for the simulated now, speaker) of one fragment's text.
+
+    Memoised by the text: the same turns come back checkpoint after checkpoint, and nothing here
+    depends on the probe (a line with no date of its own is dated by the caller's now)."""
+    out: list[tuple[str, str, date | None, str | None]] = []
+    last = None
+    for raw in text.splitlines():
+        head = _LINE_HEAD.match(raw)
+        speaker = None
+        body = raw
+        if head:
+            last = date(int(head.group(1)), int(head.group(2)), int(head.group(3)))
+            speaker = (head.group("who") or head.group("inside") or "").strip() or None
+            body = raw[head.end():]
+        elif last is None:
+            found = _ANY_DATE.search(text)
+            if found:
+                try:
+                    last = date(int(found.group(1)), int(found.group(2)), int(found.group(3)))
+                except ValueError:
+                    last = None
+        body = " ".join(body.replace("[", " ").replace("]", " ").split())
+        if not body:
+            continue
+        out.extend((part.strip(), body, last, speaker) for part in _SENTENCE.split(body) if part.strip())
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -263,8 +272,10 @@ class ExtractiveAnswerer:
         scored = []
         for s, bag, hit in zip(sentences, bags, hits, strict=True):
             in_line = lines[s.line]
+            if not hit - names and not (listing and kind in INSTANCE_KINDS):
+                continue
             typed = _typed_span(kind, s, question)
-            if not hit - names and not (listing and typed and kind in INSTANCE_KINDS):
+            if not hit - names and not typed:
                 continue  # only a name shared, unless it names an instance of the listed category
             # A sentence naming the kind of thing asked for ("which city": a place) shares that much more.
             if len(in_line) + (1 if typed and kind in ENTITY_KINDS else 0) < need:

@@ -97,3 +97,17 @@ def test_the_same_input_gives_the_same_bytes():
     ctx = [line("2024-01-29 14:35", "Omar", "I was in Lisbon yesterday!"),
            line("2024-06-19 10:04", "Omar", "A short trip to Oslo last week.")]
     assert len({ask(q, *ctx).encode() for _ in range(3)}) == 1
+
+
+def test_fragment_analysis_is_shared_across_probes_and_undated_lines_take_each_probes_now():
+    from lsrep.answer.extractive import fragment_sentences
+
+    dated = "[2024-03-02 09:15] Ana (user): I moved to Leeds yesterday. It rains."
+    fragment_sentences.cache_clear()
+    assert fragment_sentences(dated) is fragment_sentences(dated)
+    assert [p[0] for p in fragment_sentences(dated)] == ["I moved to Leeds yesterday.", "It rains."]
+    assert fragment_sentences(dated)[0][3] == "Ana"
+    undated = [Fragment(text="Ana said she moved to Leeds yesterday.")]
+    early = ExtractiveAnswerer().answer("When did Ana move to Leeds?", undated, datetime(2024, 3, 2))
+    late = ExtractiveAnswerer().answer("When did Ana move to Leeds?", undated, datetime(2024, 5, 9))
+    assert gives(early, "2024-03-01") and gives(late, "2024-05-08"), (early, late)
