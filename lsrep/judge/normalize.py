@@ -3,6 +3,8 @@
 A reference counts as given when any of these holds, tried in order:
 
 1. **span**: its normalised tokens appear as a whole-token span in the answer's
+   (a reference naming a means, "by dancing", as "dancing"; a reference "N <unit>s ago" is
+   also given by "N <unit>s before <date>", the same length anchored to a day)
    (`normal_tokens`: lowercase, punctuation and articles dropped, number words and
    ordinals as digits, "1,000" as 1000, plural, possessive, -ing/-ed and common
    irregular forms folded, `lsrep.text.fold`); a leading possessive pronoun of the
@@ -308,6 +310,11 @@ def _subject_free(reference: str, question: str) -> str:
     return reference
 
 
+_AGO, _BEFORE = fold("ago"), fold("before")
+_MEANS = re.compile(r"^\s*by\s+(?=[a-z]+ing\b)", re.I)
+"""A reference "by dancing" names the means, "dancing"; the answer need not repeat "by"."""
+
+
 def _negated_at(answer_tokens: tuple[str, ...], ref_tokens: tuple[str, ...]) -> bool:
     """Every occurrence of the reference span is directly negated ("not Sweden")."""
     n = len(ref_tokens)
@@ -321,12 +328,17 @@ def gives(answer: str, reference: str, question: str = "", _depth: int = 0) -> b
     full = normal_tokens(reference)
     if full and span_in(ans_tokens, full) and not _negated_at(ans_tokens, full):
         return True
-    reference = _subject_free(reference, question)
+    reference = _MEANS.sub("", _subject_free(reference, question))
     ref_tokens = normal_tokens(reference)
     if not ref_tokens:
         return False
     if span_in(ans_tokens, ref_tokens):
         return not _negated_at(ans_tokens, ref_tokens)
+    if (len(ref_tokens) > 1 and ref_tokens[-1] == _AGO and span_in(ans_tokens, (*ref_tokens[:-1], _BEFORE))
+            and date_spans(answer)):
+        return True  # "a few years ago" given as "a few years before 8 February 2023" (anchored, same length)
+    if ref_tokens[-1] == _AGO and whole_duration(reference[:reference.lower().rfind("ago")]):
+        return False  # "three years ago" is a time: only the span or the anchored form gives it, not word overlap
     ref_date = whole_date(reference)
     if ref_date is not None:
         return any(d.within(ref_date) for d in date_spans(answer))
