@@ -29,8 +29,9 @@ A reference counts as given when any of these holds, tried in order:
    hold (echoing the question earns nothing; inflections folded:
    "making them want to come back" in "creating an experience that'll make 'em
    want to come back"), provided every number of the reference is in the answer
-   next to the same word ("two cats" is not "two dogs") and both or neither are
-   negated ("not happy" is not "happy").
+   next to the same word ("two cats" is not "two dogs") and the words both share are
+   negated in both or in neither ("not happy" is not "happy"; a negation elsewhere in the
+   answer, three or more words away, negates nothing shared).
 
 Abstention (`is_abstention`) is a phrase family found anywhere in an answer of any
 length: "I don't know", no information, never/not mentioned, not stated, cannot
@@ -207,8 +208,22 @@ def covers(answer_tokens: tuple[str, ...], ref_tokens: tuple[str, ...], asked: f
     return len(needed & have) >= COVERAGE * len(needed)
 
 
+NEGATION_REACH = 3
+"""A negation word negates the content words up to this many tokens after it."""
+
+
+def _negated_words(tokens: tuple[str, ...], words: set[str]) -> set[str]:
+    return {t for i, t in enumerate(tokens) if t in words
+            and any(w in _NEGATIONS for w in tokens[max(0, i - NEGATION_REACH):i])}
+
+
 def _negation_agrees(answer_tokens: tuple[str, ...], ref_tokens: tuple[str, ...]) -> bool:
-    return bool(_NEGATIONS & set(ref_tokens)) == bool(_NEGATIONS & set(answer_tokens))
+    """The content words both share are negated in both or in neither ("not happy" is not "happy"); a
+    negation elsewhere in either ("... so your videos don't flop") leaves the shared words alone."""
+    shared = {t for t in ref_tokens if t not in STOPWORDS and t not in _NEGATIONS} & set(answer_tokens)
+    if not shared:
+        return bool(_NEGATIONS & set(ref_tokens)) == bool(_NEGATIONS & set(answer_tokens))
+    return _negated_words(answer_tokens, shared) == _negated_words(ref_tokens, shared)
 
 
 # -- durations ----------------------------------------------------------------------------------
