@@ -29,7 +29,9 @@ A reference counts as given when any of these holds, tried in order:
    hold (echoing the question earns nothing; inflections folded:
    "making them want to come back" in "creating an experience that'll make 'em
    want to come back"), provided every number of the reference is in the answer
-   next to the same word ("two cats" is not "two dogs") and the words both share are
+   next to the same word ("two cats" is not "two dogs"), every name inside the reference
+   the question does not hold is in the answer ("a stuffed dog Tilly" is not "a dog"), and
+   the words both share are
    negated in both or in neither ("not happy" is not "happy"; a negation elsewhere in the
    answer, three or more words away, negates nothing shared).
 
@@ -377,7 +379,17 @@ def gives(answer: str, reference: str, question: str = "", _depth: int = 0) -> b
     if not _negation_agrees(ans_tokens, ref_tokens) or not numbers_agree(ans_tokens, ref_tokens):
         return False
     asked = frozenset(normal_tokens(question)) if question else frozenset()
-    return words_within(ans_tokens, ref_tokens) or covers(ans_tokens, ref_tokens, asked)
+    if words_within(ans_tokens, ref_tokens):
+        return True
+    return not (_names_in(reference) - asked - set(ans_tokens)) and covers(ans_tokens, ref_tokens, asked)
+
+
+_NAME = re.compile(r"(?<=[\w,;] )[A-Z][a-z][\w'’-]*")
+
+
+def _names_in(reference: str) -> set[str]:
+    """The names inside a free-text reference ("naming a stuffed dog Tilly": tilly); coverage needs them."""
+    return {t for m in _NAME.finditer(reference) for t in normal_tokens(m.group(0))}
 
 
 # -- hedges -------------------------------------------------------------------------------------

@@ -20,3 +20,9 @@ def test_a_negation_of_the_shared_words_still_disagrees():
                      "water them weekly, keep them in the sun, repot them yearly")
     assert not gives("She was not happy with the new studio space at all", "happy with the new studio space")
     assert not gives("She was really happy with the new studio space", "not happy with the new studio space")
+
+
+def test_coverage_needs_the_names_inside_the_reference():
+    ref = "naming a knitted toy cat Biscuit"
+    assert not gives("Ana used to have a cat with that name. The name helps her remember the toy she knitted", ref)
+    assert gives("She named her knitted toy cat Biscuit after him", ref)
