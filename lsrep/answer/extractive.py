@@ -56,6 +56,10 @@ references. Its rules, in order (also `RULES`, which every manifest records):
    question addressed to the listener, to the nearest stating sentence of its own line
    (`lsrep.answer.asking`). "How many (times)" with no number for the counted noun in the best
    sentence: the number of distinct days whose lines state it (`lsrep.answer.counting`).
+6. **Choices and inferences.** "A or B?" is answered by the alternative the context supports more
+   (`lsrep.answer.choice`), never yes/no. A would-question whose line does not state what it
+   asks: "Likely yes" when it asks about liking and the line likes something, else "Likely no"
+   (`lsrep.answer.polarity`). Of several dates in a sentence, the one nearest a question word.
 """
 
 from __future__ import annotations
@@ -69,8 +73,10 @@ from functools import lru_cache
 
 from lsrep.answer.asking import answered_by, asks
 from lsrep.answer.categories import CATEGORY_KINDS, category_kind, category_span
+from lsrep.answer.choice import choose
 from lsrep.answer.counting import count_span, counted, counts_noun
 from lsrep.answer.lists import asks_for_list, list_of
+from lsrep.answer.polarity import unstated
 from lsrep.answer.related import matched, related, witnesses
 from lsrep.contract import Fragment
 from lsrep.temporal import (
@@ -107,7 +113,9 @@ RULES = ("best IDF-weighted sentence (speaker counts, -ing/-ed/plural folded, re
          "words, joined by the next sentence when thin, an image caption when pointed at; list questions join one "
          "span per matching line (up to 6); asking sentences score half; first person put in the speaker's name; "
          "abstain below min_overlap shared words; category lists (places, titles, activities) take instances; an "
-         "asking best sentence gives way to its reply; how-many without a number counts the days stating it")
+         "asking best sentence gives way to its reply; how-many without a number counts the days stating it; "
+         "'A or B' answered by the better-supported alternative; unstated would-questions inferred (liking: likely "
+         "yes); of several dates, the one nearest the question's words")
 
 _LINE_HEAD = re.compile(
     r"^\s*\[(\d{4})-(\d{2})-(\d{2})(?:[ T]\d{2}:\d{2}(?::\d{2})?)?(?:\s+(?P<inside>[^\]]{1,60}))?\]\s*"
@@ -314,6 +322,9 @@ class ExtractiveAnswerer:
             return _speak(span, best.speaker) if kind in ("person", "place", "org", "reason", "other") else span
         if kind == "date":
             return fmt_day(best.when)
+        picked = choose(question, dict.fromkeys(s.line for s in sentences), keys, related)
+        if picked:
+            return picked
         if _YES_NO.match(question):
             clause = _speak(_clause(best.text, shared - names), best.speaker)
             if _HYPOTHETICAL.match(question):
@@ -322,7 +333,7 @@ class ExtractiveAnswerer:
                 line = keys(best.line)
                 stated = [t for t in asked if t in line or related(t) & line]
                 if 2 * len(stated) < len(asked):
-                    return f"Likely no, {clause}"
+                    return f"{unstated(question, best.line)}, {clause}"
             return f"{'No' if _NEGATED.search(best.text) else 'Yes'}, {clause}"
         following = {s.order - 1: s for s in sentences if s.order and sentences[s.order - 1].line == s.line}
 
@@ -394,7 +405,7 @@ def _clause(text: str, shared: frozenset[str]) -> str:
 
 def _typed_span(kind: str, s: Sentence, question: str) -> str | None:
     if kind == "date":
-        return _date_span(s.text, s.when)
+        return _date_span(s.text, s.when, question)
     if kind == "ago":
         m = _AGO.search(s.text)
         return m.group(1) if m else None
@@ -416,14 +427,19 @@ def _typed_span(kind: str, s: Sentence, question: str) -> str | None:
     return None
 
 
-def _date_span(text: str, when: date) -> str | None:
-    found = absolute_matches(text)
+def _date_span(text: str, when: date, question: str = "") -> str | None:
+    """The date a sentence names (absolute before relative); of several, the one nearest a word of the
+    question ("I've trained since last year and the race is next Sunday": for the race, next Sunday)."""
+    found = [(a, text[a:b]) for a, b in absolute_matches(text)]
+    if not found:
+        found = [(m.start(), r) for m in RELATIVE.finditer(text) if (r := resolve_relative(m, when))]
+    if len(found) > 1 and question:
+        asked = keys(question) - _QUESTION_WORDS
+        spots = [m.start() for m in re.finditer(r"[\w'’-]+", text) if keys(m.group(0)) & asked]
+        if spots:
+            return min(found, key=lambda f: (min(abs(f[0] - p) for p in spots), f[0]))[1]
     if found:
-        return text[found[0][0]:found[0][1]]
-    for m in RELATIVE.finditer(text):
-        resolved = resolve_relative(m, when)
-        if resolved:
-            return resolved
+        return found[0][1]
     return resolve_day_of_month(text, when) or resolve_since(text, when)
 
 
