@@ -75,6 +75,7 @@ from lsrep.answer.asking import answered_by, asks
 from lsrep.answer.categories import CATEGORY_KINDS, category_kind, category_span
 from lsrep.answer.choice import choose
 from lsrep.answer.counting import count_span, counted, counts_noun
+from lsrep.answer.entities import CAPITALISED, names_in, organisation_in, place_in, reason_in
 from lsrep.answer.lists import asks_for_list, list_of
 from lsrep.answer.polarity import unstated
 from lsrep.answer.related import matched, related, witnesses
@@ -143,10 +144,6 @@ _QUESTION_WORDS = frozenset(
     "likely would could might".split())
 _PLURAL_HEADS = re.compile(
     r"^\s*(?:what|which)\s+(?:\w+\s+)?(\w+s)\s+(?:do|does|did|has|have|had|are|were|is|was)\b", re.I)
-_CAPITALISED = re.compile(r"\b([A-Z][a-zA-Z'’-]+(?:\s+(?:of\s+|de\s+)?[A-Z][a-zA-Z'’-]+)*)")
-_PLACE = re.compile(
-    r"\b(?:in|at|to|from|near|around|into|visit(?:ed|ing)?)\s+((?:the\s+)?[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*)")
-_PLACE_COMMON = re.compile(r"\b(?:in|at|to|into)\s+(the\s+(?!\w+ing\b)[a-z]+(?:\s+[a-z]+)?)\b")
 _DURATION = re.compile(
     r"\b(?:for\s+)?((?:\d+(?:\.\d+)?|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
     r"a few|a couple of|several|many)\s+(?:and\s+a\s+half\s+)?(?:years?|months?|weeks?|days?|hours?|minutes?|"
@@ -329,7 +326,7 @@ class ExtractiveAnswerer:
             clause = _speak(_clause(best.text, shared - names), best.speaker)
             if _HYPOTHETICAL.match(question):
                 # "Would X pursue writing?": yes only when the context states most of what is asked about.
-                asked = wanted - names - {t.lower() for t in _CAPITALISED.findall(question)} - _HEDGE_WORDS
+                asked = wanted - names - {t.lower() for t in CAPITALISED.findall(question)} - _HEDGE_WORDS
                 line = keys(best.line)
                 stated = [t for t in asked if t in line or related(t) & line]
                 if 2 * len(stated) < len(asked):
@@ -415,13 +412,13 @@ def _typed_span(kind: str, s: Sentence, question: str) -> str | None:
         m = _DURATION.search(s.text)
         return next((g for g in m.groups() if g), None) if m else None
     if kind == "person":
-        return _names(s, question)
+        return names_in(s, question)
     if kind == "place":
-        return _place(s, question)
+        return place_in(s, question)
     if kind == "org":
-        return _organisation(s.text, question)
+        return organisation_in(s.text, question)
     if kind == "reason":
-        return _reason(s.text)
+        return reason_in(s.text)
     if kind in CATEGORY_KINDS:
         return category_span(kind, s.text)
     return None
@@ -430,7 +427,7 @@ def _typed_span(kind: str, s: Sentence, question: str) -> str | None:
 def _date_span(text: str, when: date, question: str = "") -> str | None:
     """The date a sentence names (absolute before relative); of several, the one nearest a word of the
     question ("I've trained since last year and the race is next Sunday": for the race, next Sunday)."""
-    found = [(a, text[a:b]) for a, b in absolute_matches(text)]
+    found = [(m[0], text[m[0]:m[1]]) for m in absolute_matches(text)]
     if not found:
         found = [(m.start(), r) for m in RELATIVE.finditer(text) if (r := resolve_relative(m, when))]
     if len(found) > 1 and question:
@@ -446,69 +443,3 @@ def _date_span(text: str, when: date, question: str = "") -> str | None:
 def date_answer(s: Sentence) -> str:
     """The date span of a sentence, or its own date."""
     return _date_span(s.text, s.when) or fmt_day(s.when)
-
-
-_KIN = re.compile(r"\b(?:my|his|her|their|our)\s+((?:\w+\s+)?(?:mother|mom|mum|father|dad|sister|brother|wife|"
-                  r"husband|partner|friend|boss|son|daughter|grandma|grandmother|grandpa|grandfather|aunt|uncle|"
-                  r"cousin|neighbou?r|teacher|mentor|coach|colleague|kids|children|family)s?)\b", re.I)
-
-
-_VOCATIVE = re.compile(r"\b(?:hey|hi|hello|thanks|thank you|bye|yo|dear|congrats|congratulations)\W*$", re.I)
-
-
-def _names(s: Sentence, question: str) -> str | None:
-    """Capitalised names the question does not contain (a sentence-initial word only if capitalised elsewhere)."""
-    asked = {t.lower() for t in tokens(question)}
-    speaker = {t.lower() for t in tokens(s.speaker or "")}
-    kin = _KIN.search(s.text)
-    if kin and question.lower().lstrip().startswith("whose"):
-        return kin.group(0)
-    names = []
-    for m in _CAPITALISED.finditer(s.text):
-        words = [w for w in tokens(m.group(1)) if w not in asked and w not in speaker and w not in STOPWORDS]
-        if not words:
-            continue
-        if _VOCATIVE.search(s.text[:m.start()]) or _VOCATIVE.match(m.group(1).split()[0] + " "):
-            continue  # "Hey John", "Thanks, Mel": the listener, not the answer
-        initial = m.start() == 0 or s.text[:m.start()].rstrip().endswith((".", "!", "?", ":", "—", "-"))
-        if initial and not re.search(rf"(?<![.!?]\s)(?<!^)\b{re.escape(m.group(1).split()[0])}\b", s.text[m.end():]):
-            if len(m.group(1).split()) == 1:
-                continue
-        names.append(m.group(1))
-    if names:
-        return ", ".join(dict.fromkeys(names))
-    return kin.group(0) if kin else None
-
-
-def _place(s: Sentence, question: str) -> str | None:
-    """A place after in/at/to/from; else a capitalised name the question does not hold."""
-    asked = {t.lower() for t in tokens(question)}
-    for pattern in (_PLACE, _PLACE_COMMON):
-        for m in pattern.finditer(s.text):
-            words = [w for w in tokens(m.group(1)) if w not in STOPWORDS]
-            if words and not all(w in asked for w in words):
-                return m.group(1)
-    names = _names(s, question)
-    return names if names and not _KIN.fullmatch(names) else None
-
-
-_ORG = re.compile(r"\b(?:at|for|with|join(?:ed|ing)?|from)\s+((?:the\s+)?[A-Z][\w'’&-]*(?:\s+(?:of\s+|&\s+)?[A-Z][\w'’&-]*)*)")
-
-
-def _organisation(text: str, question: str) -> str | None:
-    """For which company / school / team: the capitalised name after at/for/with/join/from."""
-    asked = {t.lower() for t in tokens(question)}
-    for m in _ORG.finditer(text):
-        words = [w for w in tokens(m.group(1)) if w not in STOPWORDS]
-        if words and not all(w in asked for w in words):
-            return m.group(1)
-    return None
-
-
-_CAUSE = re.compile(r"(?:\b(?:because|since|as|so that|so|in order to)\b|'cause\b|\bto\b(?=\s+[a-z]+))\s+.+", re.I)
-
-
-def _reason(text: str) -> str | None:
-    """For why-questions: the sentence from its causal marker on ("'cause they help LGBTQ+ folks")."""
-    m = _CAUSE.search(text)
-    return m.group(0).strip(" .!?") if m else None
