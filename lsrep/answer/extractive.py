@@ -60,6 +60,9 @@ references. Its rules, in order (also `RULES`, which every manifest records):
    (`lsrep.answer.choice`), never yes/no. A would-question whose line does not state what it
    asks: "Likely yes" when it asks about liking and the line likes something, else "Likely no"
    (`lsrep.answer.polarity`). Of several dates in a sentence, the one nearest a question word.
+   The noun a what/which question asks about ("what kind of event") weighs double; a clause
+   restating the question ("I wanted to feel closer to my faith") is preceded by the sentence
+   before it, which says what was done, unless the next sentence goes on ("It ...").
 """
 
 from __future__ import annotations
@@ -98,6 +101,10 @@ INSTANCE_KINDS = frozenset({"place", *CATEGORY_KINDS})
 "activities") that a sentence naming an instance does not repeat."""
 RELATED_WEIGHT = 0.7
 """A question word given by a related word (`lsrep.answer.related`) counts this much of its weight."""
+HEAD_WEIGHT = 2.0
+"""The noun a what/which question asks about ("what kind of event", "which song") weighs this much more."""
+_HEAD = re.compile(r"^\W*(?:what|which)\s+(?:(?:kind|type|sort|genre)s?\s+of\s+)?([a-z][\w-]*)\s+(?:did|does|do|is|was|"
+                   r"has|have|are|were|had|would|will|can|could)\b", re.I)
 ASKING_FACTOR = 0.5
 THIN_CLAUSE = 2
 """A clause adding fewer content words than this beyond the shared ones is joined by the next clause of
@@ -116,7 +123,8 @@ RULES = ("best IDF-weighted sentence (speaker counts, -ing/-ed/plural folded, re
          "abstain below min_overlap shared words; category lists (places, titles, activities) take instances; an "
          "asking best sentence gives way to its reply; how-many without a number counts the days stating it; "
          "'A or B' answered by the better-supported alternative; unstated would-questions inferred (liking: likely "
-         "yes); of several dates, the one nearest the question's words")
+         "yes); of several dates, the one nearest the question's words; the asked-about noun weighs double; a clause "
+         "restating the question takes the sentence before")
 
 _LINE_HEAD = re.compile(
     r"^\s*\[(\d{4})-(\d{2})-(\d{2})(?:[ T]\d{2}:\d{2}(?::\d{2})?)?(?:\s+(?P<inside>[^\]]{1,60}))?\]\s*"
@@ -269,6 +277,9 @@ class ExtractiveAnswerer:
                 df[t] = df.get(t, 0) + 1
         n = len(sentences)
         weight = {t: math.log(1 + n / (1 + df.get(t, 0))) for t in wanted}
+        head = _HEAD.match(question)
+        for t in keys(head.group(1)) & wanted if head else ():
+            weight[t] *= HEAD_WEIGHT  # "What kind of event ...": the sentence naming an event answers
         names = frozenset().union(*speakers)
 
         def overlap(bag: frozenset[str], hit: frozenset[str]) -> float:
@@ -341,13 +352,20 @@ class ExtractiveAnswerer:
             clause = _clause(s.text, sh - names)
             nxt = following.get(s.order)
             thin = len(keys(clause) - wanted - names - _FILLER) < THIN_WORDS
-            if nxt is not None and (thin or _CONTINUES.match(nxt.text)):
+            prev = preceding.get(s.order)
+            own = wanted - names
+            if (thin and prev is not None and 3 * len(keys(clause) & own) >= 2 * len(own) >= 4
+                    and len(keys(prev.text) - wanted - names - _FILLER) >= 2
+                    and not (nxt is not None and _CONTINUES.match(nxt.text))):
+                # The sentence restates the question ("I wanted to feel closer to my faith"): what was
+                # done is said just before it ("I joined a nearby church."), unless the next goes on.
+                clause = f"{_clause(prev.text, frozenset())}. {clause}"
+            elif nxt is not None and (thin or _CONTINUES.match(nxt.text)):
                 # The sentence only sets the question up ("I got some great news!"), or the next one
                 # goes on about the same thing ("She gave it to me ... it stands for love"): add it.
                 clause = f"{clause}. {_clause(nxt.text, frozenset())}"
             elif nxt is None and thin:
                 # The last sentence of its turn, saying little of its own: the one before it says more.
-                prev = preceding.get(s.order)
                 if prev is not None and len(keys(prev.text) - wanted - names - _FILLER) >= 2:
                     clause = f"{_clause(prev.text, frozenset())}. {clause}"
             image = _IMAGE.search(s.line)

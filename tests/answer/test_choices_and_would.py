@@ -53,3 +53,22 @@ def test_of_several_dates_in_a_sentence_the_one_nearest_the_question_answers():
                  line("2024-05-22 10:00", "Ana", "I've been training since last year and the half marathon is next "
                                                  "Sunday, wish me luck!"))
     assert gives(answer, "2024-05-26"), answer
+
+
+def test_a_sentence_restating_the_question_is_preceded_by_what_was_done():
+    answer = ask("What did Omar do to feel closer to his neighbours?",
+                 line("2024-05-06 17:13", "Omar", "Just yesterday I joined the allotment society. I wanted to feel "
+                                                  "closer to my neighbours. So far it's been really great!"))
+    assert "allotment society" in answer, answer
+    goes_on = ask("What did Omar see at the harbour festival?",
+                  line("2024-05-06 17:13", "Omar", "So glad you liked the photos of the coast. Last Friday I went to "
+                                                   "the harbour festival. It was loud and joyful - hundreds of boats "
+                                                   "sailing past with lanterns."))
+    assert "lanterns" in goes_on, goes_on
+
+
+def test_the_noun_a_what_kind_question_asks_about_picks_the_sentence():
+    answer = ask("What kind of event did Omar and his family attend in June?",
+                 line("2024-06-27 00:24", "Omar", "It's such a blessing to have family who always supports us."),
+                 line("2024-06-27 00:25", "Omar", "We went to a food event."))
+    assert gives(answer, "food event") and "blessing" not in answer, answer
