@@ -67,6 +67,7 @@ references. Its rules, in order (also `RULES`, which every manifest records):
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 from collections.abc import Sequence
@@ -452,10 +453,16 @@ def _date_span(text: str, when: date, question: str = "") -> str | None:
         asked = keys(question) - _QUESTION_WORDS
         spots = [m.start() for m in re.finditer(r"[\w'’-]+", text) if keys(m.group(0)) & asked]
         if spots:
-            return min(found, key=lambda f: (min(abs(f[0] - p) for p in spots), f[0]))[1]
+            return min(found, key=lambda f: (_distance(spots, f[0]), f[0]))[1]
     if found:
         return found[0][1]
     return resolve_day_of_month(text, when) or resolve_since(text, when)
+
+
+def _distance(spots: list[int], at: int) -> int:
+    """Characters from `at` to the nearest of the sorted positions `spots`."""
+    i = bisect.bisect_left(spots, at)
+    return min(abs(spots[j] - at) for j in (i - 1, i) if 0 <= j < len(spots))
 
 
 def date_answer(s: Sentence) -> str:
