@@ -25,7 +25,8 @@ _COLOUR = re.compile(r"\b(?:(?:light|dark|bright|pale)\s+)?(?:red|orange|yellow|
 _ACTIVITY_Q = re.compile(r"^\W*(?:what|which)\s+(?:\w+\s+){0,2}?(?:activities|hobbies|sports|exercises|workouts|"
                          r"martial arts|pastimes)\b", re.I)
 _QUOTED = re.compile(r"[\"“]([^\"“”]{2,60})[\"”](\s+by\s+[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*)?")
-_TITLED = re.compile(r"\b(?:watched|watching|read|reading|saw|seen|played|playing|listened to|called|named|titled)\s+"
+_TITLED = re.compile(r"\b(?:watched|watching|read|reading|saw|seen|played|playing|listened to|(?:book|novel|movie|film|"
+                     r"song|show|series|game|album|play)\s+(?:called|named|titled))\s+"
                      r"((?:the\s+)?[A-Z][\w'’:-]*(?:\s+(?:of|the|and|in|on|a|to)?\s*[A-Z][\w'’:-]*)*)")
 _ACTIVITY = re.compile(
     r"\b(?:go|goes|went|going|gone|do|does|did|doing|done|love|loves|loved|enjoy|enjoys|enjoyed|tried|try|trying|"

@@ -95,7 +95,7 @@ from lsrep.temporal import (
 from lsrep.text import STOPWORDS, fold, tokens
 
 ABSTAIN_TEXT = "I don't know."
-ENTITY_KINDS = frozenset({"person", "place", "org", *CATEGORY_KINDS})
+ENTITY_KINDS = frozenset({"person", "place", "org"})
 """Question kinds whose typed span, present in a sentence, counts as one shared word toward min_overlap."""
 INSTANCE_KINDS = frozenset({"place", *CATEGORY_KINDS})
 """List-question kinds whose typed span ("Paris", "swimming") stands for the category word ("cities",
@@ -295,7 +295,7 @@ class ExtractiveAnswerer:
             if not hit - names and not typed:
                 continue  # only a name shared, unless it names an instance of the listed category
             # A sentence naming the kind of thing asked for ("which city": a place) shares that much more.
-            if len(in_line) + (1 if typed and kind in ENTITY_KINDS else 0) < need:
+            if len(in_line) + (1 if typed and (kind in ENTITY_KINDS or listing) else 0) < need:
                 continue
             novel = len(bag - wanted - names)
             score = (overlap(bag, hit) + 0.3 * sum(weight[t] for t in sorted(in_line - hit))
