@@ -47,9 +47,9 @@ references. Its rules, in order (also `RULES`, which every manifest records):
 4. **Several items.** A list question ("What activities has...", "Which cities...",
    "Where has X camped?", "What has X painted?") answers with one span (typed, else the
    clause) from the best sentence of every line scoring at least a third of the best
-   (at most six, joined by "; "). A list question naming a category ("Which cities", "What
-   movies", "What activities": `lsrep.answer.categories`) takes the instances a sentence names
-   (a place, a quoted or capitalised title, an activity) even when the sentence shares only
+   (at most six, joined by "; "). A list question naming a category ("Where has X been",
+   "What movies", "What activities": `lsrep.answer.categories`) takes the instances a sentence
+   names (a place, a quoted or capitalised title, an activity) even when the sentence shares only
    the speaker's name with the question.
 5. **Asking and counting.** A best sentence that asks ("Is that your third one?") gives way to
    the reply to it (the next line, by another speaker), or, with no reply in context and the
@@ -201,8 +201,8 @@ def question_type(question: str) -> str:
     if re.search(r"\b(?:what|which) (?:company|employer|firm|organi[sz]ation|business|school|university|college|"
                  r"team|club|band|shop|store)\b", q):
         return "org"
-    if re.search(r"^(?:\W*)where\b|\b(?:what|which) (?:\w+ )?(?:cit(?:y|ies)|countr(?:y|ies)|towns?|place|states?|"
-                 r"restaurants?|parks?)\b", q):
+    if re.search(r"^(?:\W*)where\b|\b(?:what|which) (?:\w+ )?(?:city|country|town|place|state|"
+                 r"restaurant|park)\b", q):
         return "place"
     return "other"
 

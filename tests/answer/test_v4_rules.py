@@ -69,10 +69,10 @@ def test_one_line_is_not_a_count():
 
 
 def test_a_category_list_takes_the_instances_each_line_names():
-    cities = ask("Which cities has Omar visited?",
+    places = ask("Where has Omar travelled?",
                  line("2024-01-29 14:35", "Omar", "Hey! Busy with the shop. Oh, I was in Lisbon yesterday! So sunny."),
                  line("2024-06-19 10:04", "Omar", "Took a short trip last week to Oslo to clear my mind a little."))
-    assert gives(cities, "Lisbon, Oslo"), cities
+    assert gives(places, "Lisbon, Oslo"), places
     activities = ask("What activities has Omar done?",
                      line("2024-01-29 14:35", "Omar", "I'm off to go rowing with my brother!"),
                      line("2024-03-02 11:04", "Omar", "Lately I'm doing some pilates and it gives me energy."))
