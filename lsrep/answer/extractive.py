@@ -47,11 +47,27 @@ references. Its rules, in order (also `RULES`, which every manifest records):
 4. **Several items.** A list question ("What activities has...", "Which cities...",
    "Where has X camped?", "What has X painted?") answers with one span (typed, else the
    clause) from the best sentence of every line scoring at least a third of the best
-   (at most six, joined by "; ").
+   (at most six, joined by "; "). A list question naming a category ("Where has X been",
+   "What movies", "What activities": `lsrep.answer.categories`) takes the instances a sentence
+   names (a place, a quoted or capitalised title, an activity) even when the sentence shares only
+   the speaker's name with the question.
+5. **Asking and counting.** A best sentence that asks ("Is that your third one?") gives way to
+   the reply to it (the next line, by another speaker), or, with no reply in context and the
+   question addressed to the listener, to the nearest stating sentence of its own line
+   (`lsrep.answer.asking`). "How many (times)" with no number for the counted noun in the best
+   sentence: the number of distinct days whose lines state it (`lsrep.answer.counting`).
+6. **Choices and inferences.** "A or B?" is answered by the alternative the context supports more
+   (`lsrep.answer.choice`), never yes/no. A would-question whose line does not state what it
+   asks: "Likely yes" when it asks about liking and the line likes something, else "Likely no"
+   (`lsrep.answer.polarity`). Of several dates in a sentence, the one nearest a question word.
+   The noun a what/which question asks about ("what kind of event") weighs double; a clause
+   restating the question ("I wanted to feel closer to my faith") is preceded by the sentence
+   before it, which says what was done, unless the next sentence goes on ("It ...").
 """
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 from collections.abc import Sequence
@@ -59,7 +75,13 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from functools import lru_cache
 
+from lsrep.answer.asking import answered_by, asks
+from lsrep.answer.categories import CATEGORY_KINDS, category_kind, category_span
+from lsrep.answer.choice import choose
+from lsrep.answer.counting import count_span, counted, counts_noun
+from lsrep.answer.entities import CAPITALISED, names_in, organisation_in, place_in, reason_in
 from lsrep.answer.lists import asks_for_list, list_of
+from lsrep.answer.polarity import unstated
 from lsrep.answer.related import matched, related, witnesses
 from lsrep.contract import Fragment
 from lsrep.temporal import (
@@ -75,8 +97,15 @@ from lsrep.text import STOPWORDS, fold, tokens
 ABSTAIN_TEXT = "I don't know."
 ENTITY_KINDS = frozenset({"person", "place", "org"})
 """Question kinds whose typed span, present in a sentence, counts as one shared word toward min_overlap."""
+INSTANCE_KINDS = frozenset({"place", *CATEGORY_KINDS})
+"""List-question kinds whose typed span ("Paris", "swimming") stands for the category word ("cities",
+"activities") that a sentence naming an instance does not repeat."""
 RELATED_WEIGHT = 0.7
 """A question word given by a related word (`lsrep.answer.related`) counts this much of its weight."""
+HEAD_WEIGHT = 2.0
+"""The noun a what/which question asks about ("what kind of event", "which song") weighs this much more."""
+_HEAD = re.compile(r"^\W*(?:what|which)\s+(?:(?:kind|type|sort|genre)s?\s+of\s+)?([a-z][\w-]*)\s+(?:did|does|do|is|was|"
+                   r"has|have|are|were|had|would|will|can|could)\b", re.I)
 ASKING_FACTOR = 0.5
 THIN_CLAUSE = 2
 """A clause adding fewer content words than this beyond the shared ones is joined by the next clause of
@@ -92,7 +121,11 @@ RULES = ("best IDF-weighted sentence (speaker counts, -ing/-ed/plural folded, re
          "reason / yes-no (would-questions 'Likely no' unless stated), else the shortest clause holding the shared "
          "words, joined by the next sentence when thin, an image caption when pointed at; list questions join one "
          "span per matching line (up to 6); asking sentences score half; first person put in the speaker's name; "
-         "abstain below min_overlap shared words")
+         "abstain below min_overlap shared words; category lists (places, titles, activities) take instances; an "
+         "asking best sentence gives way to its reply; how-many without a number counts the days stating it; "
+         "'A or B' answered by the better-supported alternative; unstated would-questions inferred (liking: likely "
+         "yes); of several dates, the one nearest the question's words; the asked-about noun weighs double; a clause "
+         "restating the question takes the sentence before")
 
 _LINE_HEAD = re.compile(
     r"^\s*\[(\d{4})-(\d{2})-(\d{2})(?:[ T]\d{2}:\d{2}(?::\d{2})?)?(?:\s+(?P<inside>[^\]]{1,60}))?\]\s*"
@@ -120,14 +153,6 @@ _QUESTION_WORDS = frozenset(
     "likely would could might".split())
 _PLURAL_HEADS = re.compile(
     r"^\s*(?:what|which)\s+(?:\w+\s+)?(\w+s)\s+(?:do|does|did|has|have|had|are|were|is|was)\b", re.I)
-_CAPITALISED = re.compile(r"\b([A-Z][a-zA-Z'’-]+(?:\s+(?:of\s+|de\s+)?[A-Z][a-zA-Z'’-]+)*)")
-_PLACE = re.compile(
-    r"\b(?:in|at|to|from|near|around|into|visit(?:ed|ing)?)\s+((?:the\s+)?[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*)")
-_PLACE_COMMON = re.compile(r"\b(?:in|at|to|into)\s+(the\s+(?!\w+ing\b)[a-z]+(?:\s+[a-z]+)?)\b")
-_NUMBER_WORDS = ("one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
-                 "sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety "
-                 "hundred thousand once twice a couple few several").split()
-_NUMBER = re.compile(r"\b(\d+(?:[.,]\d+)?|" + "|".join(_NUMBER_WORDS) + r")\b(?:\s+([A-Za-z][\w-]*))?", re.I)
 _DURATION = re.compile(
     r"\b(?:for\s+)?((?:\d+(?:\.\d+)?|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
     r"a few|a couple of|several|many)\s+(?:and\s+a\s+half\s+)?(?:years?|months?|weeks?|days?|hours?|minutes?|"
@@ -176,7 +201,8 @@ def question_type(question: str) -> str:
     if re.search(r"\b(?:what|which) (?:company|employer|firm|organi[sz]ation|business|school|university|college|"
                  r"team|club|band|shop|store)\b", q):
         return "org"
-    if re.search(r"^(?:\W*)where\b|\b(?:what|which) (?:city|country|town|place|state|restaurant|park|country)\b", q):
+    if re.search(r"^(?:\W*)where\b|\b(?:what|which) (?:\w+ )?(?:city|country|town|place|state|"
+                 r"restaurant|park)\b", q):
         return "place"
     return "other"
 
@@ -184,30 +210,39 @@ def question_type(question: str) -> str:
 def _sentences(fragments: Sequence[Fragment], now: date) -> list[Sentence]:
     out: list[Sentence] = []
     for fragment in fragments:
-        last = None
-        for raw in fragment.text.splitlines():
-            head = _LINE_HEAD.match(raw)
-            speaker = None
-            body = raw
-            if head:
-                last = date(int(head.group(1)), int(head.group(2)), int(head.group(3)))
-                speaker = (head.group("who") or head.group("inside") or "").strip() or None
-                body = raw[head.end():]
-            elif last is None:
-                found = _ANY_DATE.search(fragment.text)
-                if found:
-                    try:
-                        last = date(int(found.group(1)), int(found.group(2)), int(found.group(3)))
-                    except ValueError:
-                        last = None
-            when = last or now
-            body = " ".join(body.replace("[", " ").replace("]", " ").split())
-            if not body:
-                continue
-            for part in _SENTENCE.split(body):
-                if part.strip():
-                    out.append(Sentence(part.strip(), body, when, speaker, len(out)))
+        for text, line, when, speaker in fragment_sentences(fragment.text):
+            out.append(Sentence(text, line, when or now, speaker, len(out)))
     return out
+
+
+@lru_cache(maxsize=1 << 14)
+def fragment_sentences(text: str) -> tuple[tuple[str, str, date | None, str | None], ...]:
+    """(sentence, its line, its date or None for the simulated now, speaker) of one fragment's text.
+
+    Memoised by the text: the same turns come back checkpoint after checkpoint, and nothing here
+    depends on the probe (a line with no date of its own is dated by the caller's now)."""
+    out: list[tuple[str, str, date | None, str | None]] = []
+    last = None
+    for raw in text.splitlines():
+        head = _LINE_HEAD.match(raw)
+        speaker = None
+        body = raw
+        if head:
+            last = date(int(head.group(1)), int(head.group(2)), int(head.group(3)))
+            speaker = (head.group("who") or head.group("inside") or "").strip() or None
+            body = raw[head.end():]
+        elif last is None:
+            found = _ANY_DATE.search(text)
+            if found:
+                try:
+                    last = date(int(found.group(1)), int(found.group(2)), int(found.group(3)))
+                except ValueError:
+                    last = None
+        body = " ".join(body.replace("[", " ").replace("]", " ").split())
+        if not body:
+            continue
+        out.extend((part.strip(), body, last, speaker) for part in _SENTENCE.split(body) if part.strip())
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -215,7 +250,7 @@ class ExtractiveAnswerer:
     """Offline deterministic span answerer (labelled `extractive-offline` in every output)."""
 
     name: str = "extractive-offline"
-    version: str = "3"
+    version: str = "4"
     min_overlap: int = 2
     """Shared content words a sentence needs (capped at the question's own count); with 2, a
     name present in every line (the speaker's) cannot answer every question about that person."""
@@ -229,6 +264,8 @@ class ExtractiveAnswerer:
         if not sentences or not wanted:
             return ABSTAIN_TEXT
         kind = question_type(question)
+        kind = (category_kind(question) or kind) if kind == "other" else kind
+        listing = asks_for_list(question) and kind in ("other", "place", "person", "org", *CATEGORY_KINDS)
         speakers = [keys(s.speaker) if s.speaker else frozenset() for s in sentences]
         bags = [keys(s.text) | who for s, who in zip(sentences, speakers, strict=True)]
         hits = [matched(bag, wanted) for bag in bags]
@@ -241,6 +278,9 @@ class ExtractiveAnswerer:
                 df[t] = df.get(t, 0) + 1
         n = len(sentences)
         weight = {t: math.log(1 + n / (1 + df.get(t, 0))) for t in wanted}
+        head = _HEAD.match(question)
+        for t in keys(head.group(1)) & wanted if head else ():
+            weight[t] *= HEAD_WEIGHT  # "What kind of event ...": the sentence naming an event answers
         names = frozenset().union(*speakers)
 
         def overlap(bag: frozenset[str], hit: frozenset[str]) -> float:
@@ -249,11 +289,13 @@ class ExtractiveAnswerer:
         scored = []
         for s, bag, hit in zip(sentences, bags, hits, strict=True):
             in_line = lines[s.line]
-            if not hit - names:
+            if not hit - names and not (listing and kind in INSTANCE_KINDS):
                 continue
             typed = _typed_span(kind, s, question)
+            if not hit - names and not typed:
+                continue  # only a name shared, unless it names an instance of the listed category
             # A sentence naming the kind of thing asked for ("which city": a place) shares that much more.
-            if len(in_line) + (1 if typed and kind in ENTITY_KINDS else 0) < need:
+            if len(in_line) + (1 if typed and (kind in ENTITY_KINDS or listing) else 0) < need:
                 continue
             novel = len(bag - wanted - names)
             score = (overlap(bag, hit) + 0.3 * sum(weight[t] for t in sorted(in_line - hit))
@@ -269,7 +311,16 @@ class ExtractiveAnswerer:
             scored = [(0.0, -sole.order, sole, witnesses(bags[sole.order], wanted))]
         scored.sort(key=lambda x: (x[0], x[1]), reverse=True)
         best_score, _, best, shared = scored[0]
-        listing = asks_for_list(question) and kind in ("other", "place", "person", "org")
+        if kind == "count":
+            number = counted(question, scored, best_score, lambda x, noun: bool(matched(keys(x.line), keys(noun))),
+                             lambda x: counts_noun(x.text, question))
+            if number:
+                return number
+        if asks(best.text) and not listing:
+            score_of = {x[2].order: x[0] for x in scored}
+            best = answered_by(best, sentences, lambda x: (score_of.get(x.order, 0.0),
+                                                           len(bags[x.order] - wanted - names - _FILLER) >= 2))
+            shared = witnesses(bags[best.order], wanted)
         if listing and kind != "other":
             spans = list_of(scored, best_score, lambda s, sh: _typed_span(kind, s, question)
                              or _typed_span(kind, _whole_line(s), question))
@@ -280,15 +331,18 @@ class ExtractiveAnswerer:
             return _speak(span, best.speaker) if kind in ("person", "place", "org", "reason", "other") else span
         if kind == "date":
             return fmt_day(best.when)
+        picked = choose(question, dict.fromkeys(s.line for s in sentences), keys, related)
+        if picked:
+            return picked
         if _YES_NO.match(question):
             clause = _speak(_clause(best.text, shared - names), best.speaker)
             if _HYPOTHETICAL.match(question):
                 # "Would X pursue writing?": yes only when the context states most of what is asked about.
-                asked = wanted - names - {t.lower() for t in _CAPITALISED.findall(question)} - _HEDGE_WORDS
+                asked = wanted - names - {t.lower() for t in CAPITALISED.findall(question)} - _HEDGE_WORDS
                 line = keys(best.line)
                 stated = [t for t in asked if t in line or related(t) & line]
                 if 2 * len(stated) < len(asked):
-                    return f"Likely no, {clause}"
+                    return f"{unstated(question, best.line)}, {clause}"
             return f"{'No' if _NEGATED.search(best.text) else 'Yes'}, {clause}"
         following = {s.order - 1: s for s in sentences if s.order and sentences[s.order - 1].line == s.line}
 
@@ -299,13 +353,20 @@ class ExtractiveAnswerer:
             clause = _clause(s.text, sh - names)
             nxt = following.get(s.order)
             thin = len(keys(clause) - wanted - names - _FILLER) < THIN_WORDS
-            if nxt is not None and (thin or _CONTINUES.match(nxt.text)):
+            prev = preceding.get(s.order)
+            own = wanted - names
+            if (thin and prev is not None and 3 * len(keys(clause) & own) >= 2 * len(own) >= 4
+                    and len(keys(prev.text) - wanted - names - _FILLER) >= 2
+                    and not (nxt is not None and _CONTINUES.match(nxt.text))):
+                # The sentence restates the question ("I wanted to feel closer to my faith"): what was
+                # done is said just before it ("I joined a nearby church."), unless the next goes on.
+                clause = f"{_clause(prev.text, frozenset())}. {clause}"
+            elif nxt is not None and (thin or _CONTINUES.match(nxt.text)):
                 # The sentence only sets the question up ("I got some great news!"), or the next one
                 # goes on about the same thing ("She gave it to me ... it stands for love"): add it.
                 clause = f"{clause}. {_clause(nxt.text, frozenset())}"
             elif nxt is None and thin:
                 # The last sentence of its turn, saying little of its own: the one before it says more.
-                prev = preceding.get(s.order)
                 if prev is not None and len(keys(prev.text) - wanted - names - _FILLER) >= 2:
                     clause = f"{_clause(prev.text, frozenset())}. {clause}"
             image = _IMAGE.search(s.line)
@@ -360,129 +421,50 @@ def _clause(text: str, shared: frozenset[str]) -> str:
 
 def _typed_span(kind: str, s: Sentence, question: str) -> str | None:
     if kind == "date":
-        return _date_span(s.text, s.when)
+        return _date_span(s.text, s.when, question)
     if kind == "ago":
         m = _AGO.search(s.text)
         return m.group(1) if m else None
     if kind == "count":
-        return _count_span(s.text, question)
+        return count_span(s.text, question)
     if kind == "duration":
         m = _DURATION.search(s.text)
         return next((g for g in m.groups() if g), None) if m else None
     if kind == "person":
-        return _names(s, question)
+        return names_in(s, question)
     if kind == "place":
-        return _place(s, question)
+        return place_in(s, question)
     if kind == "org":
-        return _organisation(s.text, question)
+        return organisation_in(s.text, question)
     if kind == "reason":
-        return _reason(s.text)
+        return reason_in(s.text)
+    if kind in CATEGORY_KINDS:
+        return category_span(kind, s.text)
     return None
 
 
-def _date_span(text: str, when: date) -> str | None:
-    found = absolute_matches(text)
+def _date_span(text: str, when: date, question: str = "") -> str | None:
+    """The date a sentence names (absolute before relative); of several, the one nearest a word of the
+    question ("I've trained since last year and the race is next Sunday": for the race, next Sunday)."""
+    found = [(m[0], text[m[0]:m[1]]) for m in absolute_matches(text)]
+    if not found:
+        found = [(m.start(), r) for m in RELATIVE.finditer(text) if (r := resolve_relative(m, when))]
+    if len(found) > 1 and question:
+        asked = keys(question) - _QUESTION_WORDS
+        spots = [m.start() for m in re.finditer(r"[\w'’-]+", text) if keys(m.group(0)) & asked]
+        if spots:
+            return min(found, key=lambda f: (_distance(spots, f[0]), f[0]))[1]
     if found:
-        return text[found[0][0]:found[0][1]]
-    for m in RELATIVE.finditer(text):
-        resolved = resolve_relative(m, when)
-        if resolved:
-            return resolved
+        return found[0][1]
     return resolve_day_of_month(text, when) or resolve_since(text, when)
+
+
+def _distance(spots: list[int], at: int) -> int:
+    """Characters from `at` to the nearest of the sorted positions `spots`."""
+    i = bisect.bisect_left(spots, at)
+    return min(abs(spots[j] - at) for j in (i - 1, i) if 0 <= j < len(spots))
 
 
 def date_answer(s: Sentence) -> str:
     """The date span of a sentence, or its own date."""
     return _date_span(s.text, s.when) or fmt_day(s.when)
-
-
-_FREQUENCY = re.compile(
-    r"\b(?:(?:once|twice|thrice|\w+ times|a few times|several times|multiple times|many times)\s+(?:a|per|each|every)\s+"
-    r"(?:day|week|month|year|weekend)|every\s+(?:other\s+)?(?:day|week|month|year|weekend|morning|night|evening|"
-    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)|(?:daily|weekly|monthly|yearly|annually))\b", re.I)
-
-
-def _count_span(text: str, question: str) -> str | None:
-    if re.search(r"\bhow often\b", question, re.I):
-        m = _FREQUENCY.search(text)
-        if m:
-            return m.group(0)
-    m = re.search(r"\bhow (?:many|much)\s+(\w+)", question, re.I)
-    noun = fold(m.group(1).lower()) if m else None
-    best = None
-    for hit in _NUMBER.finditer(text):
-        word = (hit.group(2) or "").lower()
-        number = hit.group(1)
-        if number.lower() in ("a",) or (number.lower() == "one" and word in ("of", "day")):
-            continue
-        phrase = f"{number} {hit.group(2)}" if hit.group(2) and word not in STOPWORDS else number
-        if noun and fold(word) == noun:
-            return phrase
-        best = best or phrase
-    return best
-
-
-_KIN = re.compile(r"\b(?:my|his|her|their|our)\s+((?:\w+\s+)?(?:mother|mom|mum|father|dad|sister|brother|wife|"
-                  r"husband|partner|friend|boss|son|daughter|grandma|grandmother|grandpa|grandfather|aunt|uncle|"
-                  r"cousin|neighbou?r|teacher|mentor|coach|colleague|kids|children|family)s?)\b", re.I)
-
-
-_VOCATIVE = re.compile(r"\b(?:hey|hi|hello|thanks|thank you|bye|yo|dear|congrats|congratulations)\W*$", re.I)
-
-
-def _names(s: Sentence, question: str) -> str | None:
-    """Capitalised names the question does not contain (a sentence-initial word only if capitalised elsewhere)."""
-    asked = {t.lower() for t in tokens(question)}
-    speaker = {t.lower() for t in tokens(s.speaker or "")}
-    kin = _KIN.search(s.text)
-    if kin and question.lower().lstrip().startswith("whose"):
-        return kin.group(0)
-    names = []
-    for m in _CAPITALISED.finditer(s.text):
-        words = [w for w in tokens(m.group(1)) if w not in asked and w not in speaker and w not in STOPWORDS]
-        if not words:
-            continue
-        if _VOCATIVE.search(s.text[:m.start()]) or _VOCATIVE.match(m.group(1).split()[0] + " "):
-            continue  # "Hey John", "Thanks, Mel": the listener, not the answer
-        initial = m.start() == 0 or s.text[:m.start()].rstrip().endswith((".", "!", "?", ":", "—", "-"))
-        if initial and not re.search(rf"(?<![.!?]\s)(?<!^)\b{re.escape(m.group(1).split()[0])}\b", s.text[m.end():]):
-            if len(m.group(1).split()) == 1:
-                continue
-        names.append(m.group(1))
-    if names:
-        return ", ".join(dict.fromkeys(names))
-    return kin.group(0) if kin else None
-
-
-def _place(s: Sentence, question: str) -> str | None:
-    """A place after in/at/to/from; else a capitalised name the question does not hold."""
-    asked = {t.lower() for t in tokens(question)}
-    for pattern in (_PLACE, _PLACE_COMMON):
-        for m in pattern.finditer(s.text):
-            words = [w for w in tokens(m.group(1)) if w not in STOPWORDS]
-            if words and not all(w in asked for w in words):
-                return m.group(1)
-    names = _names(s, question)
-    return names if names and not _KIN.fullmatch(names) else None
-
-
-_ORG = re.compile(r"\b(?:at|for|with|join(?:ed|ing)?|from)\s+((?:the\s+)?[A-Z][\w'’&-]*(?:\s+(?:of\s+|&\s+)?[A-Z][\w'’&-]*)*)")
-
-
-def _organisation(text: str, question: str) -> str | None:
-    """For which company / school / team: the capitalised name after at/for/with/join/from."""
-    asked = {t.lower() for t in tokens(question)}
-    for m in _ORG.finditer(text):
-        words = [w for w in tokens(m.group(1)) if w not in STOPWORDS]
-        if words and not all(w in asked for w in words):
-            return m.group(1)
-    return None
-
-
-_CAUSE = re.compile(r"(?:\b(?:because|since|as|so that|so|in order to)\b|'cause\b|\bto\b(?=\s+[a-z]+))\s+.+", re.I)
-
-
-def _reason(text: str) -> str | None:
-    """For why-questions: the sentence from its causal marker on ("'cause they help LGBTQ+ folks")."""
-    m = _CAUSE.search(text)
-    return m.group(0).strip(" .!?") if m else None

@@ -3,6 +3,8 @@
 A reference counts as given when any of these holds, tried in order:
 
 1. **span**: its normalised tokens appear as a whole-token span in the answer's
+   (a reference naming a means, "by dancing", as "dancing"; a reference "N <unit>s ago" is
+   also given by "N <unit>s before <date>", the same length anchored to a day)
    (`normal_tokens`: lowercase, punctuation and articles dropped, number words and
    ordinals as digits, "1,000" as 1000, plural, possessive, -ing/-ed and common
    irregular forms folded, `lsrep.text.fold`); a leading possessive pronoun of the
@@ -27,8 +29,11 @@ A reference counts as given when any of these holds, tried in order:
    hold (echoing the question earns nothing; inflections folded:
    "making them want to come back" in "creating an experience that'll make 'em
    want to come back"), provided every number of the reference is in the answer
-   next to the same word ("two cats" is not "two dogs") and both or neither are
-   negated ("not happy" is not "happy").
+   next to the same word ("two cats" is not "two dogs"), every name inside the reference
+   the question does not hold is in the answer ("a stuffed dog Tilly" is not "a dog"), and
+   the words both share are
+   negated in both or in neither ("not happy" is not "happy"; a negation elsewhere in the
+   answer, three or more words away, negates nothing shared).
 
 Abstention (`is_abstention`) is a phrase family found anywhere in an answer of any
 length: "I don't know", no information, never/not mentioned, not stated, cannot
@@ -205,8 +210,22 @@ def covers(answer_tokens: tuple[str, ...], ref_tokens: tuple[str, ...], asked: f
     return len(needed & have) >= COVERAGE * len(needed)
 
 
+NEGATION_REACH = 3
+"""A negation word negates the content words up to this many tokens after it."""
+
+
+def _negated_words(tokens: tuple[str, ...], words: set[str]) -> set[str]:
+    return {t for i, t in enumerate(tokens) if t in words
+            and any(w in _NEGATIONS for w in tokens[max(0, i - NEGATION_REACH):i])}
+
+
 def _negation_agrees(answer_tokens: tuple[str, ...], ref_tokens: tuple[str, ...]) -> bool:
-    return bool(_NEGATIONS & set(ref_tokens)) == bool(_NEGATIONS & set(answer_tokens))
+    """The content words both share are negated in both or in neither ("not happy" is not "happy"); a
+    negation elsewhere in either ("... so your videos don't flop") leaves the shared words alone."""
+    shared = {t for t in ref_tokens if t not in STOPWORDS and t not in _NEGATIONS} & set(answer_tokens)
+    if not shared:
+        return bool(_NEGATIONS & set(ref_tokens)) == bool(_NEGATIONS & set(answer_tokens))
+    return _negated_words(answer_tokens, shared) == _negated_words(ref_tokens, shared)
 
 
 # -- durations ----------------------------------------------------------------------------------
@@ -308,6 +327,11 @@ def _subject_free(reference: str, question: str) -> str:
     return reference
 
 
+_AGO, _BEFORE = fold("ago"), fold("before")
+_MEANS = re.compile(r"^\s*by\s+(?=[a-z]+ing\b)", re.I)
+"""A reference "by dancing" names the means, "dancing"; the answer need not repeat "by"."""
+
+
 def _negated_at(answer_tokens: tuple[str, ...], ref_tokens: tuple[str, ...]) -> bool:
     """Every occurrence of the reference span is directly negated ("not Sweden")."""
     n = len(ref_tokens)
@@ -321,12 +345,17 @@ def gives(answer: str, reference: str, question: str = "", _depth: int = 0) -> b
     full = normal_tokens(reference)
     if full and span_in(ans_tokens, full) and not _negated_at(ans_tokens, full):
         return True
-    reference = _subject_free(reference, question)
+    reference = _MEANS.sub("", _subject_free(reference, question))
     ref_tokens = normal_tokens(reference)
     if not ref_tokens:
         return False
     if span_in(ans_tokens, ref_tokens):
         return not _negated_at(ans_tokens, ref_tokens)
+    if (len(ref_tokens) > 1 and ref_tokens[-1] == _AGO and span_in(ans_tokens, (*ref_tokens[:-1], _BEFORE))
+            and date_spans(answer)):
+        return True  # "a few years ago" given as "a few years before 8 February 2023" (anchored, same length)
+    if ref_tokens[-1] == _AGO and whole_duration(reference[:reference.lower().rfind("ago")]):
+        return False  # "three years ago" is a time: only the span or the anchored form gives it, not word overlap
     ref_date = whole_date(reference)
     if ref_date is not None:
         return any(d.within(ref_date) for d in date_spans(answer))
@@ -350,7 +379,17 @@ def gives(answer: str, reference: str, question: str = "", _depth: int = 0) -> b
     if not _negation_agrees(ans_tokens, ref_tokens) or not numbers_agree(ans_tokens, ref_tokens):
         return False
     asked = frozenset(normal_tokens(question)) if question else frozenset()
-    return words_within(ans_tokens, ref_tokens) or covers(ans_tokens, ref_tokens, asked)
+    if words_within(ans_tokens, ref_tokens):
+        return True
+    return not (_names_in(reference) - asked - set(ans_tokens)) and covers(ans_tokens, ref_tokens, asked)
+
+
+_NAME = re.compile(r"(?<=[\w,;] )[A-Z][a-z][\w'’-]*")
+
+
+def _names_in(reference: str) -> set[str]:
+    """The names inside a free-text reference ("naming a stuffed dog Tilly": tilly); coverage needs them."""
+    return {t for m in _NAME.finditer(reference) for t in normal_tokens(m.group(0))}
 
 
 # -- hedges -------------------------------------------------------------------------------------
