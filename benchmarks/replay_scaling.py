@@ -196,9 +196,13 @@ def main() -> None:
             folder.mkdir()
             campaign = write_inputs(folder, n, schedule, args.vocabulary)
             print(f"-- {n} turns ({n // 20} checkpoints x 10 probes); load average before: "
-                  f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+                  f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
             for system in args.systems:
-                runs = [timed_run(campaign, system, args.adapter_host) for _ in range(args.repeats)]
+                runs = []
+                for rep in range(args.repeats):
+                    runs.append(timed_run(campaign, system, args.adapter_host))
+                    print(f"  {system} {n} turns, repetition {rep + 1}: cpu s {runs[-1][0]:.2f}, wall s "
+                          f"{runs[-1][1]:.2f}, load now {os.getloadavg()[0]:.2f}", flush=True)
                 cpu[system][n] = [c for c, _w in runs]
                 print(f"{system:<13} cpu s {spread([c for c, _w in runs])}   wall s {spread([w for _c, w in runs])}")
     lo, hi = min(args.turns), max(args.turns)
