@@ -1,4 +1,4 @@
-"""Executor speed-up, start-up included: in-process, overlapped, process pool (1, 2) and Ray (issue 20).
+"""Executor speed-up, start-up included: in-process, `lsrep run`'s default, overlapped, process pool (1, 2), Ray (issue 20).
 
     python benchmarks/executors.py [--questions 80] [--sessions 12] [--repeat 3] [--no-ray]
 
@@ -23,6 +23,7 @@ from pathlib import Path
 
 from lsrep.probes.generator import generate_longmemeval_file
 
+from lsrep.executors.auto import AutoExecutor
 from lsrep.executors.local import InProcessExecutor, ProcessPoolExecutor
 from lsrep.executors.overlap import OverlappedExecutor
 from lsrep.longmemeval import run_longmemeval, spec_from_systems
@@ -41,6 +42,7 @@ def _ray(workers: int):
 
 EXECUTORS = {
     "in-process": InProcessExecutor,
+    "auto (lsrep run)": AutoExecutor,
     "overlapped x2": lambda: OverlappedExecutor(2),
     "process x1": lambda: ProcessPoolExecutor(1),
     "process x2": lambda: ProcessPoolExecutor(2),
@@ -94,7 +96,7 @@ def main() -> None:
         for name, runs in results.items():
             walls = [r[0] for r in runs]
             units = runs[0][2]
-            print(f"{name:<14} wall {spread(walls)} s  CPU {spread([r[1] for r in runs])} s  {units} units  "
+            print(f"{name:<17} wall {spread(walls)} s  CPU {spread([r[1] for r in runs])} s  {units} units  "
                   f"speed-up (median) {base / statistics.median(walls):4.2f}x  "
                   f"load at start {spread([r[3] for r in runs], '{:.1f}')}")
 

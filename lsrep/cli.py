@@ -250,8 +250,10 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--refresh-cache", action="store_true",
                     help="do not answer model calls from the response cache (replies are stored afresh)")
     sp.add_argument("--executor", default="auto", choices=["auto", "in-process", "overlapped", "process", "ray"],
-                    help="where units run (default: %(default)s: in-process for 1 worker, else a process pool)")
-    sp.add_argument("--workers", type=int, default=1, help="parallel units (default: %(default)s)")
+                    help="where units run (default: %(default)s: in-process for 1 worker, else a process pool; "
+                         "without --workers, a pool of one worker per core for 4 or more offline units)")
+    sp.add_argument("--workers", type=int, default=None,
+                    help="parallel units (default: chosen from the units and cores, see --executor)")
     sp.add_argument("--address", default=None, help="Ray cluster address (default: start Ray locally)")
     sp.add_argument("--adapter-host", choices=["process", "in-process"], default=None,
                     help="where adapters run (default: the campaign's adapter_host, else process); "

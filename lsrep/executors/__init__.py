@@ -8,9 +8,16 @@ from lsrep.executors.local import Executor, InProcessExecutor, ProcessPoolExecut
 __all__ = ["Executor", "InProcessExecutor", "ProcessPoolExecutor", "crashed_unit", "make_executor"]
 
 
-def make_executor(name: str, workers: int = 1, address: str | None = None) -> Executor:
-    """`auto`: in-process with one worker, a process pool with more. `overlapped`: this process,
-    two hosted units at a time in threads (see `lsrep.executors.overlap`), where two cores are usable."""
+def make_executor(name: str, workers: int | None = 1, address: str | None = None) -> Executor:
+    """`auto`: in-process with one worker, a process pool with more, and with `workers=None`
+    (`lsrep run` without `--workers`) chosen from the units and cores (`lsrep.executors.auto`).
+    `overlapped`: this process, two hosted units at a time in threads (see
+    `lsrep.executors.overlap`), where two cores are usable."""
+    if name == "auto" and workers is None:
+        from lsrep.executors.auto import AutoExecutor
+
+        return AutoExecutor()
+    workers = 1 if workers is None else workers
     if name == "in-process" or (name == "auto" and workers <= 1):
         return InProcessExecutor()
     if name == "overlapped":

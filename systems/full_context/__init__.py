@@ -62,8 +62,9 @@ class FullContextMemory:
             kept.append(line)
             used += line.tokens
         kept.reverse()
-        dropped = self.lines[: len(self.lines) - len(kept)]
-        return Recall(kept, len(dropped), sum(d.tokens for d in dropped))
+        # The dropped turns are the older rest: counted from the running total, not re-summed
+        # (a pass over the whole history at every query).
+        return Recall(kept, len(self.lines) - len(kept), self._total - used)
 
     def clear(self) -> None:
         self.lines.clear()
