@@ -15,6 +15,7 @@ Words are ICE's own content words (`lsrep.systems.ice.text`), compared as stems.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 
 from lsrep.systems.ice.text import sentences, stems
 
@@ -23,21 +24,33 @@ SENTENCE_COVERAGE = 0.8
 TURN_COVERAGE = 0.5
 
 
-def carries(summary_stems: set[str], content: str) -> bool:
+@lru_cache(maxsize=1 << 16)
+def _turn_stems(content: str) -> tuple[frozenset[str], tuple[frozenset[str], ...]]:
+    # A turn's stems and its sentences' stems: the same turns are checked against summary after
+    # summary, query after query (re-stemming them was half of ICE's query time at 2k turns).
+    return frozenset(stems(content)), tuple(frozenset(stems(s)) for s in sentences(content))
+
+
+def carries(summary_stems: set[str] | frozenset[str], content: str) -> bool:
     """Whether a summary (its stems) carries a turn's content (see the module docstring)."""
-    whole = stems(content)
+    whole, parts = _turn_stems(content)
     if not whole:
         return False
     if len(whole & summary_stems) >= TURN_COVERAGE * len(whole):
         return True
-    for sentence in sentences(content):
-        own = stems(sentence)
+    for own in parts:
         if len(own) >= MIN_SENTENCE_WORDS and len(own & summary_stems) >= SENTENCE_COVERAGE * len(own):
             return True
     return False
 
 
+@lru_cache(maxsize=1 << 14)
+def _carried(summary_text: str, listed: tuple[tuple[str, str | None], ...]) -> tuple[str, ...]:
+    summary_stems = frozenset(stems(summary_text))
+    return tuple(t for t, content in listed if content is not None and carries(summary_stems, content))
+
+
 def carried_turns(summary_text: str, turn_ids: Sequence[str], contents: Mapping[str, str]) -> tuple[str, ...]:
     """The listed turns whose content the summary text carries, in the listed order."""
-    summary_stems = stems(summary_text)
-    return tuple(t for t in turn_ids if t in contents and carries(summary_stems, contents[t]))
+    # Keyed by the texts themselves, so a cached answer is the answer for these exact contents.
+    return _carried(summary_text, tuple((t, contents.get(t)) for t in turn_ids))
