@@ -184,7 +184,15 @@ class EpisodicStore:
         return _stored(row) if row else None
 
     def get_many(self, turn_ids: list[str]) -> dict[str, StoredTurn]:
-        return {t: s for t in turn_ids if (s := self.get(t)) is not None}
+        """The stored turns among `turn_ids`, in their order (one query per 500 ids, not one per id)."""
+        found: dict[str, StoredTurn] = {}
+        wanted = list(dict.fromkeys(turn_ids))
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start:start + 500]
+            marks = ",".join("?" * len(chunk))
+            for row in self.conn.execute(f"SELECT * FROM turns WHERE turn_id IN ({marks})", chunk):
+                found[row["turn_id"]] = _stored(row)
+        return {t: found[t] for t in wanted if t in found}
 
     def count(self, conversation_id: str | None = None) -> int:
         if conversation_id is None:

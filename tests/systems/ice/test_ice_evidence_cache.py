@@ -43,3 +43,4 @@ def test_the_cached_check_equals_the_plain_rule_for_changing_contents_under_the_
     summary = "hiking mountains river sunrise"
     assert evidence.carried_turns(summary, ["a"], {"a": "hiking mountains river sunrise"}) == ("a",)
     assert evidence.carried_turns(summary, ["a"], {"a": "violin pottery library recipe"}) == ()
+
