@@ -2,8 +2,8 @@
 
 The seed calls its host's auxiliary client with the task name `exia_seed_consolidation` and
 its own messages (systems/exia_seed/prompts.py); here the same messages go, unchanged, to the
-memory model through the gateway, at temperature 0, so every call is cached, limited and
-booked as a `memory_calls` row. The reply's text goes back to the consolidator, which parses or
+memory model through the gateway (its temperature is the `[memory_llm]` table's, 0 unless set),
+so every call is cached, limited and booked as a `memory_calls` row. The reply's text goes back to the consolidator, which parses or
 salvages it: an unparseable reply is the consolidator's `consolidate.llm` `error` event (inputs
 stay pending), never a silent skip. A reply with no text content is raised here, which the
 consolidator records the same way (`erreur modèle`).
@@ -23,7 +23,7 @@ class MemoryChat:
         self.model = llm.model
 
     def complete(self, messages: Sequence[dict[str, str]]) -> str:
-        body = self.llm.chat([dict(m) for m in messages], temperature=0)
+        body = self.llm.chat([dict(m) for m in messages])
         choices = body.get("choices") if isinstance(body, dict) else None
         message = choices[0].get("message") if choices and isinstance(choices[0], dict) else None
         content = message.get("content") if isinstance(message, dict) else None

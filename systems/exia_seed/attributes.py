@@ -15,8 +15,10 @@ _VALUE = r"(?P<v>[^.,!?;:()]+?)(?=[.,!?;:()]| and | but | because | since | so |
 _I_AM = r"(?:I'm|I am|Im)"
 _RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (key, re.compile(pattern, re.IGNORECASE)) for key, pattern in (
-        ("lives_in", r"\bI(?:'ve| have)? (?:just |finally |recently )?(?:moved|relocated) (?:back )?to " + _VALUE),
-        ("lives_in", r"\b(?:I live|I'm living|I am living|I now live) in " + _VALUE),
+        ("lives_in", r"\b(?:I|we)(?:'ve| have)? (?:just |finally |recently )?(?:moved|relocated) (?:back )?to "
+                     + _VALUE),
+        ("lives_in", r"\b(?:I|we) (?:now |still )?live in " + _VALUE),
+        ("lives_in", r"\b(?:I'm|I am|we're|we are) (?:now )?living in " + _VALUE),
         ("works_at", r"\bI(?:'ve| have)? (?:just |finally |recently )?(?:started|got|landed|accepted) "
                      r"(?:a |my |the )?(?:new )?(?:job|position|role) (?:at|with) " + _VALUE),
         ("works_at", r"\b(?:I work|I now work|I'm working|I am working|I'm now working) (?:at|for) " + _VALUE),

@@ -78,6 +78,7 @@ def test_questions_drop_but_a_statement_before_a_dash_and_short_named_facts_stay
         Source("brut:a:4", "User: [Melanie] Yeah, I play clarinet! Started when I was young and it's been great.",
                False, "2023-05-08"),
         Source("brut:a:5", "User: [Caroline] Wow! Did you see that band?", False, "2023-05-08"),
+        Source("brut:a:6", "User: [Caroline] Great job, Mel!", False, "2023-05-08"),  # a speaker's short name
     ]
     texts = [f["fait"] for f in propose(RulesModel(), sources)]
     assert texts == [
@@ -94,17 +95,21 @@ def test_questions_drop_but_a_statement_before_a_dash_and_short_named_facts_stay
 
 def test_a_known_page_and_a_mid_sentence_name_get_the_fact():
     sources = [Source("brut:b:1", "User: [Melanie] Oscar the guinea pig loves carrots and hay.", False, "2023-05-08"),
-               Source("brut:b:2", "User: [Melanie] The kids took Luna to the vet on Monday.", False, "2023-05-08")]
+               Source("brut:b:2", "User: [Melanie] The kids took Luna to the vet on Monday.", False, "2023-05-08"),
+               Source("brut:b:3", "User: [Caroline] You should bring Oscar to the park next time.", False,
+                      "2023-05-08")]
     facts = propose(RulesModel(), sources, nodes=[("Oscar", [])])
     assert [(f["noeud"], f["fait"]) for f in facts] == [
         ("Oscar", "Melanie: Oscar the guinea pig loves carrots and hay."),
         ("Luna", "Melanie: The kids took Luna to the vet on Monday."),
+        ("Caroline", "Caroline: You should bring Oscar to the park next time."),  # said to someone: the speaker's
     ]
 
 
 @pytest.mark.parametrize(("sentence", "expected"), [
     ("I moved to Porto last month.", ("lives_in", "Porto last month")),
     ("I live in Lisbon with my sister.", ("lives_in", "Lisbon")),
+    ("We finally moved! We now live in Porto, in an apartment.", ("lives_in", "Porto")),
     ("I just started a new job at Acme Corp!", ("works_at", "Acme Corp")),
     ("I'm 34 years old.", ("age", "34")),
     ("My favorite book is Dune.", ("favourite:book", "Dune")),
@@ -166,6 +171,7 @@ def test_an_older_statement_consolidated_late_does_not_supersede_a_newer_one(tmp
     ("I went to a support group yesterday.", date(2023, 5, 8), [date(2023, 5, 7)]),
     ("I ran a charity race last Saturday.", date(2023, 5, 8), [date(2023, 5, 6)]),  # 8 May 2023: a Monday
     ("See you next Monday!", date(2023, 5, 8), [date(2023, 5, 15)]),
+    ("I saw her last Monday.", date(2023, 5, 8), [date(2023, 5, 1)]),  # said on a Monday: a week back
     ("We adopted her three weeks ago.", date(2023, 5, 8), [date(2023, 4, 17)]),
     ("I'll call tomorrow, not today.", date(2023, 5, 8), [date(2023, 5, 9), date(2023, 5, 8)]),
     ("I painted it last year, a few days ago I framed it.", date(2023, 5, 8), []),
