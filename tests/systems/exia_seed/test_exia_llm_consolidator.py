@@ -142,3 +142,17 @@ def test_a_reply_without_text_is_a_recorded_model_error(tmp_path):
     reasons = {e["reason"] for e in rows(store, "select reason from events where run_id = ? and mechanism = "
                                                 "'exia.consolidate.llm' and stage = 'error'", out.run_id)}
     assert reasons == {"memory model 'served-chat' returned no text content (choices: 1)"}
+
+
+def test_the_exia_profile_answers_only_exias_requests():
+    from lsrep.adapters.exia_seed.offline_profile import exia_seed_profile
+    from lsrep.systems.exia_seed.prompts import Source, consolidation_messages
+
+    source = Source("brut:b1:1", "User: [Maya] I work as a nurse at Santa Maria hospital.", False, "2026-03-02")
+    reply = exia_seed_profile({"messages": consolidation_messages("en", [source], [], [])})
+    facts = json.loads(reply["content"])["faits"]
+    assert [(f["fait"], f["noeud"], f["sources"], f["attribut"]) for f in facts] == [
+        ("Maya: I work as a nurse at Santa Maria hospital.", "Maya", ["brut:b1:1"], "job")]
+    assert exia_seed_profile({"messages": [{"role": "system", "content": "You are a Memory Extractor"},
+                                           {"role": "user", "content": "## New Messages\nuser: hi"}]}) is None
+    assert exia_seed_profile({"messages": [{"role": "user", "content": CONSOLIDATION_TASK}]}) is None
