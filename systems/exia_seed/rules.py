@@ -7,18 +7,24 @@ dates a fact carries; the fact text stays the source sentence, verbatim, prefixe
 speaker, so no fact says what its source does not.
 
 - **Subject.** A first- or second-person sentence goes on its speaker's page (what a person
-  says to someone is their own account); a third-person sentence naming an existing page, or
-  a name the batch writes capitalised mid-sentence, goes on that entity's page; anything else
-  on the speaker's page. A short name that begins a speaker's name ("Mel" for "Melanie") is
-  that speaker, recorded as an alias (`alias_de`). Sentence-initial words ("Gonna", "Yeah")
-  are never taken for names unless the batch writes them capitalised mid-sentence.
+  says to someone is their own account); a third-person sentence naming an existing page other
+  than a speaker's, or a name the batch writes capitalised mid-sentence, goes on that entity's
+  page; anything else on the speaker's page. A speaker named in a sentence, or a short name
+  beginning a speaker's name ("Mel"), is the one spoken to ("Woah, Maria, that sounds cool!"
+  stays John's): putting it on Maria's page would show it as `Maria: John: Woah, ...`.
+  Sentence-initial words ("Gonna", "Yeah") are never taken for names unless the batch writes
+  them capitalised mid-sentence.
 - **Text.** The source sentence verbatim, prefixed by its speaker (`Melanie: Oscar loves
   carrots.`), as the stand-in: the speaker's name stays searchable on every fact (measured:
   without it the search tool loses facts whose question names the person).
-- **Sentences.** Kept from `min_words` content words as the stand-in, from 2 when they name
-  something other than a speaker or hold a number ("It was Matt Patterson!"), from 3 when
-  first-person ("I play clarinet!"). A question with no first-person clause and no statement
-  before a dash is dropped ("What's up with you?"): it asks, it does not state.
+- **Sentences.** Greetings, reactions and the speakers' names do not count as content. A
+  sentence naming something other than a speaker, or holding a number, is kept ("It was Matt
+  Patterson!"); a first-person one from 3 counted words ("I played clarinet for years", not
+  "Yeah, Maria, I agree."); others from `min_words` content words of which 3 counted. A
+  question with no statement before a dash is kept only from `min_words` content words, as
+  by the stand-in ("What's up with you?" is not). Measured on LoCoMo: shorter first-person
+  facts and dropping long questions both cost the search tool evidence (BM25 ranks short
+  facts that share the asked person's name high; a question carries its turn's topic).
 - **Dates.** Absolute dates as the stand-in. Relative ones ("yesterday") are left in the text
   and not resolved into `date_evenement`: a page shows a fact's event date in place of the
   day it was said, and a reader who sees "yesterday" next to a date resolves it again from
@@ -117,9 +123,10 @@ class RulesModel:
     def _fact(self, sentence: str, source: Source, speaker: str | None, said: date,
               known: dict[str, str], mid_names: set[str], vocabulary: list[str], speakers: set[str]) -> dict | None:
         first = bool(_FIRST.search(sentence))
-        if _asks_only(sentence) and not first:
-            return None
-        if len(content_words(sentence)) < self._needed(sentence, first, speakers):
+        if _asks_only(sentence):
+            if len(content_words(sentence)) < self.min_words:  # as the stand-in: a long question
+                return None  # carries its turn's topic; a short one ("What's up with you?") nothing
+        elif not self._keeps(sentence, first, speakers):
             return None
         node, alias_of = self._node(sentence, first, speaker, known, mid_names, speakers)
         text = f"{speaker}: {sentence}" if speaker else sentence
@@ -141,25 +148,29 @@ class RulesModel:
             fact["attribut"], fact["valeur"] = stated
         return fact
 
-    def _needed(self, sentence: str, first: bool, speakers: set[str]) -> int:
-        """Content words a sentence needs to be kept: `min_words`, fewer when it names something.
+    def _keeps(self, sentence: str, first: bool, speakers: set[str]) -> bool:
+        """Whether a sentence states enough to be a fact: `min_words`, fewer when it names something.
 
-        A number ("for 10 years"), or a name other than a speaker's with a word beside it that
-        is not a greeting ("It was Matt Patterson, he is so talented!", not "Hey Mel!") or a
-        two-word name ("It's Shia Labeouf!"), is kept from 2 words; a first-person statement
-        ("I play clarinet!") from 3. Shorter sentences of that kind are reactions ("Wow, I love
-        it!"), kept out as the stand-in does.
+        Words that say nothing are not counted: greetings and reactions ("wow", "agree") and
+        the speakers' names (said to someone: "Yeah, Maria, I agree."). A number ("for 10
+        years"), or a name other than a speaker's with such a word beside it ("It was Matt
+        Patterson, he is so talented!", not "Hey Mel!") or a two-word name ("It's Shia
+        Labeouf!"), keeps the sentence; a first-person statement needs 3 counted words (not "I
+        totally agree, Maria!"); any other sentence `min_words` content words of which 3
+        counted (not "Woah, Maria, that sounds cool!").
         """
         folded = {fold(s) for s in speakers}
-        names = [n for n in (fold(n) for n in capitalised_names(sentence))
-                 if not any(s.startswith(n) for s in folded)]  # a speaker, or a speaker's short name
-        rest = [w for w in content_words(sentence) if w not in names and w not in _GLUE]
+        said_to = {w for w in content_words(sentence) if any(s.startswith(w) for s in folded)}
+        names = [n for n in (fold(n) for n in capitalised_names(sentence)) if n not in said_to]
+        rest = [w for w in content_words(sentence) if w not in names and w not in said_to and w not in _GLUE]
         if _NUMBER.search(sentence) or (names and (rest or len(names) >= 2)):
-            return min(2, self.min_words)
-        return min(3, self.min_words) if first else self.min_words
+            return True
+        if first:
+            return len(rest) >= min(3, self.min_words)
+        return len(rest) >= min(3, self.min_words) and len(content_words(sentence)) >= self.min_words
 
     def _node(self, sentence: str, first: bool, speaker: str | None,
-              known: dict[str, str], mid_names: set[str], speakers: set[str]) -> tuple[str, str | None]:
+              known: dict[str, str], mid_names: set[str], speakers: set[str]) -> tuple[str, None]:
         default = speaker or DEFAULT_NODE.get(self.language, "user")
         if first or _SECOND.search(sentence):
             return default, None
@@ -167,11 +178,10 @@ class RulesModel:
             key = fold(token)
             if not token[0].isupper() or len(key) < 3 or key in NAME_STOPLIST:
                 continue
+            if any(fold(s).startswith(key) for s in speakers):
+                continue  # a speaker or a speaker's short name: the one spoken to ("Woah, Maria", "Mel")
             if key in known:
                 return known[key], None
-            nickname = next((s for s in sorted(speakers) if fold(s).startswith(key) and fold(s) != key), None)
-            if nickname:
-                return token, nickname
             if i > 0 or key in mid_names:
                 return token, None
         return default, None

@@ -41,10 +41,10 @@ def by_text(facts: list[dict]) -> dict[str, dict]:
 def test_locomo_facts_go_to_the_speakers_pages_not_to_sentence_openers():
     sources = locomo_sources(0, (1, 2))  # Caroline and Melanie, 8 May 2023
     rules = propose(RulesModel(), sources)
-    assert {f["noeud"] for f in rules} == {"Caroline", "Melanie", "Mel"}
-    mel = [f for f in rules if f["noeud"] == "Mel"]
-    assert [(f["fait"], f["alias_de"]) for f in mel] == [("Caroline: That charity race sounds great, Mel!", "Melanie")]
+    assert {f["noeud"] for f in rules} == {"Caroline", "Melanie"}
     facts = by_text(rules)
+    assert facts["Caroline: That charity race sounds great, Mel!"]["noeud"] == "Caroline"  # said to Mel(anie)
+    assert "Caroline: I totally agree, Melanie." not in facts and "Melanie: Hey Caroline!" not in facts
     assert facts["Caroline: I went to a LGBTQ support group yesterday and it was so powerful."]["noeud"] == "Caroline"
     assert facts["Caroline: Gonna continue my edu and check out career options, which is pretty exciting!"][
         "noeud"] == "Caroline"
@@ -67,7 +67,7 @@ def test_locomo_facts_are_the_sources_own_sentences_and_pass_the_checker():
         assert check_fact(f, by_ref, Settings()).ok, f["fait"]
 
 
-def test_questions_drop_but_a_statement_before_a_dash_and_short_named_facts_stay():
+def test_short_questions_and_reactions_drop_named_facts_and_statements_before_a_dash_stay():
     sources = [
         Source("brut:a:1", "User: [Melanie] Hey Caroline! Good to see you! I'm swamped with the kids & work. "
                "What's up with you? Anything new?", False, "2023-05-08"),
@@ -79,16 +79,21 @@ def test_questions_drop_but_a_statement_before_a_dash_and_short_named_facts_stay
                False, "2023-05-08"),
         Source("brut:a:5", "User: [Caroline] Wow! Did you see that band?", False, "2023-05-08"),
         Source("brut:a:6", "User: [Caroline] Great job, Mel!", False, "2023-05-08"),  # a speaker's short name
+        Source("brut:a:7", "User: [Evan] Woah, Melanie, that sounds cool! Yeah, Melanie, I agree.", False,
+               "2023-05-08"),
+        Source("brut:a:8", "User: [Melanie] Have you tried any other cool workout classes?", False, "2023-05-08"),
+        Source("brut:a:9", "User: [Evan] Moved to Paris - how about you?", False, "2023-05-08"),
     ]
     texts = [f["fait"] for f in propose(RulesModel(), sources)]
     assert texts == [
         "Melanie: I'm swamped with the kids & work.",
         "Evan: Been up and down lately, got married last week - how about you?",
         "Melanie: It was Matt Patterson, he is so talented!",
-        "Melanie: Yeah, I play clarinet!",
-        "Melanie: Started when I was young and it's been great.",
+        "Melanie: Have you tried any other cool workout classes?",
+        "Evan: Moved to Paris - how about you?",  # a statement, then a question: the statement counts
     ]
-    # "His voice and songs were amazing." (3 content words, no name, no "I") stays out, as in the stand-in.
+    # Out: reactions ("Yeah, I play clarinet!": 2 counted words), "His voice and songs were
+    # amazing." (3 content words, no name), short questions, greetings to a speaker.
     standin = [f["fait"] for f in propose(StandInModel(), sources)]
     assert "Melanie: It was Matt Patterson, he is so talented!" not in standin  # 3 content words: lost
 
