@@ -194,3 +194,34 @@ def test_the_checker_keeps_an_event_date_derivable_from_a_relative_day():
     wrong = check_fact({**frag, "fait": "Caroline went to a LGBTQ support group.", "date_evenement": "2023-05-05"},
                        {source.ref: source}, Settings())
     assert wrong.ok and wrong.event is None  # not derivable: stripped, as before
+
+
+def _evidence_cited(model) -> tuple[int, int]:
+    """(QA evidence turns some admitted fact cites, evidence turns) over the shared conversations."""
+    from datetime import datetime
+
+    cited_total = evidence_total = 0
+    for conversation in json.loads(LOCOMO.read_text()):
+        conv, sources, n = conversation["conversation"], [], 1
+        while f"session_{n}" in conv:
+            day = datetime.strptime(conv[f"session_{n}_date_time"].split(" on ")[1].replace(",", ""), "%d %B %Y")
+            sources += [Source(f"brut:{t['dia_id']}", f"User: [{t['speaker']}] {t['text']}", False,
+                               day.date().isoformat(), "12:00") for t in conv[f"session_{n}"]]
+            n += 1
+        by_ref = {s.ref: s for s in sources}
+        cited = set()
+        for start in range(0, len(sources), 40):
+            for f in propose(model, sources[start:start + 40]):
+                if check_fact(f, by_ref, Settings()).ok:
+                    cited |= set(f["sources"])
+        evidence = {e for q in conversation["qa"] for e in q.get("evidence", []) if f"brut:{e}" in by_ref}
+        cited_total += sum(f"brut:{e}" in cited for e in evidence)
+        evidence_total += len(evidence)
+    return cited_total, evidence_total
+
+
+@pytest.mark.slow
+def test_on_the_shared_conversations_rules_cite_at_least_the_evidence_the_stand_in_cites():
+    rules, total = _evidence_cited(RulesModel())
+    standin, _ = _evidence_cited(StandInModel())
+    assert total > 900 and rules >= standin and rules / total >= 0.95, (rules, standin, total)
