@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from lsrep.systems.exia_seed import ExiaSeedProvider, Fixes, Settings, StageEvent
+from lsrep.systems.exia_seed.rules import RulesModel
 from pydantic import BaseModel, ConfigDict
 
 from lsrep.contract import (
@@ -44,6 +45,7 @@ from lsrep.contract import (
 )
 
 from .host import HermesHost
+from .memory_chat import MemoryChat
 
 SEARCH_TOOL, READ_TOOL = "memoire_chercher", "memoire_lire"
 
@@ -53,6 +55,11 @@ class Options(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
+    consolidator: Literal["auto", "standin", "rules", "llm"] = "auto"
+    """Who proposes facts to the consolidator: `standin` (the seed's offline rule extractor),
+    `rules` (the deterministic rules consolidator, systems/exia_seed/rules.py), `llm` (the
+    condition's `[memory_llm]`, through the seed's prompts), or `auto`: `llm` when the condition
+    has a `[memory_llm]`, else the harness model if one is given, else `standin`."""
     phase: Literal[1, 2] = 1
     """Automatic recall phase (SEED default 1: recall is journaled, not injected)."""
     tools: Literal["off", "auto-search", "auto-read"] = "auto-search"
@@ -160,13 +167,33 @@ def host_message(turn: ReplayTurn) -> str:
     return f"[{name}] {turn.content}" if name else turn.content
 
 
+def _on_node(node: str, fact: str) -> str:
+    """`node: fact`, once: a fact that already opens with its node's name (a speaker's own
+    account, `John: I failed ...` on John's page) is not prefixed again (`John: John: ...`)."""
+    return fact if fact.startswith(f"{node}: ") else f"{node}: {fact}"
+
+
 def settings_from(options: Options, setup: AdapterSetup) -> Settings:
     fixes = Fixes(**{k.removeprefix("fix_"): v for k, v in options.model_dump().items() if k.startswith("fix_")})
     budget = options.recall_budget_tokens or setup.retrieval_budget or 1200
     plain = {k: v for k, v in options.model_dump().items()
-             if not k.startswith(("fix_", "host_")) and k not in ("tools", "recall_budget_tokens")}
+             if not k.startswith(("fix_", "host_")) and k not in ("tools", "recall_budget_tokens", "consolidator")}
     disabled = frozenset(m.removeprefix("exia.") for m in setup.disabled if m.startswith("exia."))
     return Settings(**plain, recall_budget_tokens=budget, fix=fixes, disabled=disabled)
+
+
+def consolidation_model(options: Options, setup: AdapterSetup, settings: Settings):
+    """The provider's `complete(messages)`, or None for its own stand-in (see `Options.consolidator`)."""
+    choice = options.consolidator
+    if choice == "auto":
+        choice = "llm" if setup.memory_llm is not None else "harness" if setup.llm is not None else "standin"
+    if choice == "llm":
+        if setup.memory_llm is None:
+            raise ValueError("exia-seed option consolidator = \"llm\" needs a [memory_llm] table for this condition")
+        return MemoryChat(setup.memory_llm).complete
+    if choice == "rules":
+        return RulesModel(language=options.language, min_words=settings.standin_min_words).complete
+    return setup.llm.complete if choice == "harness" else None
 
 
 class ExiaSeedAdapter(MemoryAdapter):
@@ -184,6 +211,7 @@ class ExiaSeedAdapter(MemoryAdapter):
         super().__init__(setup)
         self.options: Options = setup.options if isinstance(setup.options, Options) else Options()
         self.settings = settings_from(self.options, setup)
+        self._complete = consolidation_model(self.options, setup, self.settings)
         self._tmp: tempfile.TemporaryDirectory | None = None
         if setup.state_dir is None:
             self._tmp = tempfile.TemporaryDirectory(prefix="exia-seed-")
@@ -200,8 +228,7 @@ class ExiaSeedAdapter(MemoryAdapter):
         shutil.rmtree(self.state_dir, ignore_errors=True)
         self.state_dir.mkdir(parents=True)
         self._delivered: list[str] = []
-        complete = self.setup.llm.complete if self.setup.llm is not None else None
-        self.provider = ExiaSeedProvider(self.settings, complete=complete, on_event=self._relay)
+        self.provider = ExiaSeedProvider(self.settings, complete=self._complete, on_event=self._relay)
         self.provider.initialize(conversation_id, hermes_home=self.state_dir, platform="lsrep",
                                  agent_context="primary")
         self.host = HermesHost(on_event=self._host_event, timeout_s=self.options.host_prefetch_timeout_s,
@@ -330,7 +357,8 @@ class ExiaSeedAdapter(MemoryAdapter):
         out = []
         for kind, view in views:
             when = f" ({view['date']})" if view.get("date") else ""
-            text = f"{view['noeud']}: {view['fait']}{when}"
+            mark = " [superseded]" if view.get("remplace_par") else ""
+            text = f"{_on_node(view['noeud'], view['fait'])}{when}{mark}"
             fragment = self._fragment(text, (view["id"],), mechanisms, kind, score=view.get("score"))
             out.append((fragment, (view["id"],)))
         return out

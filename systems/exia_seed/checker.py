@@ -15,6 +15,7 @@ from datetime import date
 from typing import Any
 
 from .prompts import Source
+from .relative_dates import relative_days
 from .settings import Settings
 from .text import (
     capitalised_names,
@@ -99,12 +100,14 @@ def check_fact(frag: Mapping[str, Any], sources: Mapping[str, Source], settings:
 def _check_dates(
     frag: Mapping[str, Any], support: list[Source], cited: str
 ) -> tuple[date | None, date | None, tuple[str, ...]]:
-    """Keep a date only when a cited source was said that day or names it."""
+    """Keep a date only when a cited source was said that day, names it, or names it relative to
+    the day it was said ("yesterday", "last Saturday": relative_dates.py)."""
     kept: list[date | None] = []
     stripped: list[str] = []
     for key in ("date_evenement", "echeance"):
         day = parse_day(frag.get(key))
-        if day and not (any(s.day == day.isoformat() for s in support) or date_mentioned(cited, day)):
+        if day and not (any(s.day == day.isoformat() for s in support) or date_mentioned(cited, day)
+                        or any(day in relative_days(s.text, date.fromisoformat(s.day)) for s in support)):
             stripped.append(key)
             day = None
         kept.append(day)

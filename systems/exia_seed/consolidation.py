@@ -11,6 +11,11 @@ after the page writes leaves the journals behind, and a rerun relies on dedupe.
 Journals advance past rejected facts once the response parses (SEED, E-9): every selected line
 and note is marked integrated. `fix.journal_only_admitted` keeps inputs behind rejected facts,
 and notes no fact cites, pending for up to `max_retries` runs.
+
+Supersession (CHOICE, not in the seed): a proposed fact may carry `attribut`/`valeur`, an
+exclusive attribute of its page (the rules consolidator fills them; the seed's prompt does not
+ask for them). Writing it marks the page's older facts with another value of that attribute
+superseded by it (`Page.supersede`); they stay on the page as history.
 """
 
 from __future__ import annotations
@@ -213,6 +218,7 @@ class Consolidator:
         duplicates = 0
         used: set[str] = set()
         created: list[str] = []
+        superseded: list[str] = []
         default_node = DEFAULT_NODE.get(self.settings.language, "user")
         for frag, verdict, refs in admitted:
             node = " ".join(str(frag.get("noeud") or default_node).split()) or default_node
@@ -231,11 +237,12 @@ class Consolidator:
                 id=fact_id(page.slug, text, refs), text=text, section=section or "episodic", refs=sorted(refs),
                 said=max(sources[r].day for r in refs), event=_iso(verdict.event), until=_iso(verdict.until),
                 type=str(frag.get("type") or "fait"), privacy=normalise_privacy(frag.get("confidentialite")),
-                concepts=concepts, lot=lot_id,
+                concepts=concepts, lot=lot_id, **_attribute(frag),
             )
             if not page.add_fact(fact):
                 duplicates += 1
                 continue
+            superseded += page.supersede(fact)
             used |= set(concepts)
             if _PRIVACY_RANK[fact.privacy] > _PRIVACY_RANK.get(page.privacy, 0):
                 page.privacy = fact.privacy
@@ -248,8 +255,11 @@ class Consolidator:
         for page in touched.values():
             page.rechain()
             page.write(self.paths.fiches)
+        params: dict[str, Any] = {"pages": sorted(touched), "duplicates": duplicates}
+        if superseded:
+            params["superseded"] = superseded
         self.emit("consolidate.write", "output" if written else "executed", count=len(written), ids=written,
-                  params={"pages": sorted(touched), "duplicates": duplicates})
+                  params=params)
         if written:
             self.emit("checker", "selected", ids=written, count=len(written))
         return touched, written, refs_by_note, duplicates, used
@@ -281,6 +291,14 @@ class Consolidator:
         self.emit("consolidate.journal", "executed", count=len(done), ids=done,
                   params={"integrated_without_fact": len(uncited), "held": sorted(held)})
         return held
+
+
+def _attribute(frag: dict[str, Any]) -> dict[str, str]:
+    """`key`/`value` of a proposed exclusive attribute (`attribut`/`valeur`), when both are strings."""
+    key, value = frag.get("attribut"), frag.get("valeur")
+    if isinstance(key, str) and key.strip() and isinstance(value, str) and value.strip():
+        return {"key": " ".join(key.split()), "value": " ".join(value.split())}
+    return {}
 
 
 def _iso(day) -> str | None:

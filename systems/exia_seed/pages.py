@@ -50,10 +50,19 @@ class Fact:
     concepts: list[str] = field(default_factory=list)
     lot: str | None = None
     """Consolidation run that admitted it."""
+    key: str | None = None
+    """Exclusive attribute the fact states (`lives_in`, ...; attributes.py), if any."""
+    value: str | None = None
+    """The attribute's value as stated."""
+    superseded_by: str | None = None
+    """The later fact that states another value of `key` on this page (this one is history)."""
 
     def to_line(self) -> str:
         meta = {"id": self.id, "refs": self.refs, "said": self.said, "event": self.event, "until": self.until,
                 "type": self.type, "privacy": self.privacy, "concepts": self.concepts, "lot": self.lot}
+        # Written only when set, so a page without attributes reads and hashes as before.
+        meta.update({k: v for k, v in (("key", self.key), ("value", self.value),
+                                       ("superseded_by", self.superseded_by)) if v is not None})
         return f"- {self.text} <!-- {json.dumps(meta, ensure_ascii=False, sort_keys=True)} -->"
 
     @classmethod
@@ -64,6 +73,11 @@ class Fact:
     @property
     def shown_date(self) -> str | None:
         return self.event or self.said
+
+    @property
+    def history_mark(self) -> str:
+        """` [superseded]` on a fact a later value replaced, else empty: what a reader is shown."""
+        return " [superseded]" if self.superseded_by else ""
 
 
 def fact_id(node: str, text: str, refs: list[str]) -> str:
@@ -105,6 +119,21 @@ class Page:
         self.facts.append(fact)
         self.concepts = sorted(set(self.concepts) | set(fact.concepts))
         return True
+
+    def supersede(self, fact: Fact) -> list[str]:
+        """Mark current facts stating another value of `fact.key` superseded by it; their ids.
+
+        Only facts said no later than `fact` are replaced (a late-consolidated older statement
+        does not overwrite a newer one)."""
+        if not fact.key:
+            return []
+        replaced = []
+        for old in self.facts:
+            if (old is not fact and old.key == fact.key and old.superseded_by is None
+                    and (old.said or "") <= (fact.said or "") and fold(old.value or "") != fold(fact.value or "")):
+                old.superseded_by = fact.id
+                replaced.append(old.id)
+        return replaced
 
     def sections(self) -> dict[str, list[Fact]]:
         grouped: dict[str, list[Fact]] = {}

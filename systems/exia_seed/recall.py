@@ -212,7 +212,7 @@ def souvenirs(memoire: Memoire, sel: Selection, settings: Settings) -> list[Reca
         for cand in facts[: max(1, settings.facts_per_subject)]:
             fact = memoire.facts[cand.fact_id][1]
             when = f" ({fact.shown_date})" if fact.shown_date else ""
-            lines.append(RecallLine(f"  - {fact.text}{when}", "fact", slug, (fact.id,)))
+            lines.append(RecallLine(f"  - {fact.text}{when}{fact.history_mark}", "fact", slug, (fact.id,)))
         pointers = [memoire.pages[n].name for n, _ in memoire.neighbours_of(slug)[:3]]
         if pointers:
             label = _SEE_ALSO.get(settings.language, "see also")

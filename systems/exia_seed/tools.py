@@ -62,6 +62,8 @@ def fact_view(memoire: Memoire, fact: Fact, score: float | None = None) -> dict[
     slug = memoire.facts[fact.id][0]
     view = {"id": fact.id, "noeud": memoire.pages[slug].name, "section": fact.section, "fait": fact.text,
             "date": fact.shown_date, "refs": list(fact.refs), "type": fact.type}
+    if fact.superseded_by:
+        view["remplace_par"] = fact.superseded_by
     if score is not None:
         view["score"] = round(score, 4)
     return view

@@ -49,7 +49,7 @@ def test_same_system_comparisons_vary_one_factor(path):
 def test_the_exia_campaign_compares_each_factor_against_the_seed():
     pairs = same_system_pairs(CAMPAIGNS / "exia.toml")
     assert {tuple(diff) for _, _, diff in pairs} == {
-        ("option phase",), ("option tools",), ("option auto_consolidate",)}
+        ("option phase",), ("option tools",), ("option auto_consolidate",), ("option consolidator",)}
 
 
 def test_a_confounded_comparison_is_caught(tmp_path):
