@@ -23,6 +23,7 @@ from functools import cached_property, lru_cache
 from importlib.metadata import entry_points
 from typing import Any
 
+from lsrep.reports import exia_defects
 from lsrep.reports.common import Context
 from lsrep.reports.haystack import Haystack
 from lsrep.reports.tree import Callout, Column, Table
@@ -361,22 +362,8 @@ def _ice_clock(v: PanelView) -> list[dict[str, Any]]:
 
 
 # -- EXIA SEED --------------------------------------------------------------------------------------
-EXIA_DEFECTS = {
-    "fix_primary_only_notes": "E-1 notes admitted from non-primary contexts",
-    "fix_phase2_ceiling": "E-3 phase-2 additions bypass the recall ceiling",
-    "fix_trail_date_filter": "E-4 future-dated facts via read trail / fallback",
-    "fix_search_expiry_filter": "E-5 expired prospective facts via search",
-    "fix_strict_citations": "E-6 lenient citation checker",
-    "fix_journal_only_admitted": "E-9 journals advance past rejected facts",
-    "fix_cache_key_pages": "E-10 cache keyed on the graph file's mtime only",
-    "fix_queue_when_busy": "E-13 busy consolidation does not queue",
-    "fix_enforce_privacy": "E-15 privacy labels not enforced",
-    "fix_summary_lock": "E-16 summary writer takes no lock",
-}
-
-
 def exia_panel(v: PanelView) -> tuple[Block, ...]:
-    """Recall latency per phase, admission and forget decisions, nightly effects, seed defects on."""
+    """Recall latency per phase, admission and forget decisions, nightly effects, seed defects E-1…E-21."""
     phase = 2 if int((v.spec.get("options") or {}).get("phase", 1)) >= 2 else 1
     pre = [e["params"] for e in v.of("exia.host.prefetch", "executed")]
     secs = [p["simulated_seconds"] for p in pre if "simulated_seconds" in p]
@@ -406,9 +393,6 @@ def exia_panel(v: PanelView) -> tuple[Block, ...]:
             nightly[(step.split(":", 1)[1], e["mechanism"])][e["stage"]] += 1
     nightly_rows = [{"operation": op, "mechanism": m, "executed": c["executed"], "output": c["output"],
                      "skipped": c["skipped"] + c["ineligible"]} for (op, m), c in sorted(nightly.items())]
-    options = v.spec.get("options") or {}
-    defect_rows = [{"defect": text, "state": "repaired (fix on)" if options.get(flag) else "reproduced (seed)"}
-                   for flag, text in EXIA_DEFECTS.items()]
     return (
         Table((Column("phase", "Recall phase", "int"), Column("queries", "Prefetches", "int"),
                Column("median_s", "Median simulated s", "number"), Column("max_s", "Max simulated s", "number"),
@@ -426,9 +410,10 @@ def exia_panel(v: PanelView) -> tuple[Block, ...]:
               caption=f"EXIA SEED ({v.condition}): effects of scheduled jobs",
               notes=("Events recorded during each scheduled maintenance step.",),
               empty="No maintenance step ran."),
-        Table((Column("defect", "Seed defect", "text"), Column("state", "In this condition", "text")),
-              tuple(defect_rows), caption=f"EXIA SEED ({v.condition}): seed defects switched on",
-              notes=("From the condition's recorded options (`fix_*` off = the seed's code path).",)),
+        Table((Column("defect", "Seed defect", "text"), Column("flag", "Repair flag", "code"),
+               Column("state", "In this condition", "text"), Column("observed", "Observed in this run", "text")),
+              tuple(exia_defects.defect_rows(v)), caption=f"EXIA SEED ({v.condition}): seed defects E-1…E-21",
+              notes=exia_defects.definitions()),
     )
 
 

@@ -288,8 +288,11 @@ class Consolidator:
             if f"registre:{note['id']}" not in held:
                 self.registre.marquer_integre(note["id"], ",".join(sorted(refs_by_note.get(note["id"], ()))), lot_id)
         uncited = [r for r in done if r not in cited]
+        behind_rejected = {r for _t, _reason, refs in rejected for r in refs} - cited
+        unretried = [r for r in done if r in behind_rejected and not progress["tentatives"].get(r)]  # E-9
         self.emit("consolidate.journal", "executed", count=len(done), ids=done,
-                  params={"integrated_without_fact": len(uncited), "held": sorted(held)})
+                  params={"integrated_without_fact": len(uncited), "held": sorted(held),
+                          "rejected_integrated": len(unretried)})
         return held
 
 

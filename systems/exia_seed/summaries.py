@@ -129,7 +129,8 @@ def _refresh(
             overwritten = _overwritten_facts(paths, pages[slug], read[slug])
             if overwritten is not None:
                 lost[slug] = overwritten
-                emit("maintenance.refresh_summaries", "error", ids=overwritten, params={"page": slug},
+                emit("maintenance.refresh_summaries", "error", ids=overwritten,
+                     params={"page": slug, "lost_facts": len(overwritten)},
                      reason=f"E-16: écriture concurrente écrasée sur {slug} ({len(overwritten)} fait(s) perdu(s))")
             pages[slug].write(paths.fiches)
     if write and rebuild:

@@ -99,8 +99,10 @@ def search(memoire: Memoire, args: dict[str, Any], now: datetime, settings: Sett
     nodes = sorted({memoire.facts[v["id"]][0] for v in chosen})
     trails = [{"noeud": memoire.pages[s].name,
                "voisins": [memoire.pages[n].name for n, _ in memoire.neighbours_of(s)[:3]]} for s in nodes]
+    expired = sum(1 for v in chosen if is_expired(memoire.facts[v["id"]][1], today))  # E-5, as observed
     emit("tool.search", "output" if chosen else "executed", count=len(chosen), ids=[v["id"] for v in chosen],
-         refs=[r for v in chosen for r in v["refs"]], params={"filtered": filtered, "concepts": sorted(concepts)})
+         refs=[r for v in chosen for r in v["refs"]], params={"filtered": filtered, "concepts": sorted(concepts),
+                                                              "expired_returned": expired})
     return {"faits": chosen, "pistes": trails}
 
 
@@ -115,7 +117,7 @@ def read(memoire: Memoire, args: dict[str, Any], now: datetime, settings: Settin
     if slug is None:
         near = sorted({n for t in query_terms(subject) for n in memoire.nodes_with(t)})
         fallback = _newest(memoire, near, settings, trail_ok)
-        _emit_read(emit, [], [], fallback, "unresolved")
+        _emit_read(emit, [], [], fallback, "unresolved", _future(memoire, fallback, today))
         return {"error": "sujet introuvable", "sujet": subject, "repli": fallback}
     page = memoire.pages[slug]
     sections: dict[str, list[dict[str, Any]]] = {}
@@ -134,8 +136,9 @@ def read(memoire: Memoire, args: dict[str, Any], now: datetime, settings: Settin
         trails.append({"noeud": memoire.pages[other].name,
                        "faits": [fact_view(memoire, f) for f in facts[: settings.trail_facts_per_neighbour]]})
     fallback = _newest(memoire, neighbours, settings, trail_ok) if not sections else []
-    _emit_read(emit, [v for vs in sections.values() for v in vs], [v for t in trails for v in t["faits"]],
-               fallback, "resolved")
+    trail_views = [v for t in trails for v in t["faits"]]
+    _emit_read(emit, [v for vs in sections.values() for v in vs], trail_views, fallback, "resolved",
+               _future(memoire, trail_views + fallback, today))
     return {"sujet": page.name, "resume": page.summary, "sections": sections, "pistes": trails, "repli": fallback}
 
 
@@ -150,8 +153,15 @@ def _day_number(fact: Fact) -> int:
     return int(day.replace("-", ""))
 
 
-def _emit_read(emit: Emitter, sections: list[dict], trail: list[dict], fallback: list[dict], how: str) -> None:
+def _future(memoire: Memoire, views: list[dict[str, Any]], today: str) -> int:
+    """How many of these returned facts are dated after the clock (E-4, as observed)."""
+    return sum(1 for v in views if is_future(memoire.facts[v["id"]][1], today))
+
+
+def _emit_read(emit: Emitter, sections: list[dict], trail: list[dict], fallback: list[dict], how: str,
+               future: int) -> None:
     views = sections + trail + fallback
     emit("tool.read", "output" if views else "executed", count=len(views), ids=[v["id"] for v in views],
          refs=[r for v in views for r in v["refs"]], reason=how,
-         params={"sections": len(sections), "trail": len(trail), "fallback": len(fallback)})
+         params={"sections": len(sections), "trail": len(trail), "fallback": len(fallback),
+                 "future_in_trail_or_fallback": future})

@@ -162,3 +162,66 @@ def test_the_thalia_campaign_exercises_the_inspector_fallbacks(tmp_path):
     for name in ("thalia.inspector.fallback_order", "thalia.inspector.fallback_overlap"):
         assert audit[name]["verdict"] == "exercised", name
         assert audit[name]["stages"]["executed"] == 2 and audit[name]["stages"]["in_prompt"] == 2, name
+
+
+def _exia_defects(report: dict, condition: str) -> dict[str, dict]:
+    rows = _panel_rows(report, f"EXIA SEED ({condition}): seed defects E-1…E-21")
+    return {r["code"]: r for r in rows}
+
+
+@pytest.fixture(scope="module")
+def exia_run(tmp_path_factory):
+    # campaigns/seed-findings/exia-defects.toml through `lsrep run` + `lsrep report` (EXIA §8.2).
+    tmp = tmp_path_factory.mktemp("exia-defects")
+    store, out = tmp / "s.sqlite", tmp / "r.json"
+    assert main(["run", str(FINDINGS / "exia-defects.toml"), "--store", str(store), "--quiet"]) == 0
+    assert main(["report", "latest", "--store", str(store), "--format", "json", "-o", str(out)]) == 0
+    return store, json.loads(out.read_text())
+
+
+def test_exia_defects_are_observed_in_the_run_and_each_repair_removes_its_own(exia_run):
+    _store, report = exia_run
+    seed = _exia_defects(report, "exia-seed")
+    assert [r["code"] for r in seed.values()] == [f"E-{n}" for n in range(1, 22)]
+    # Fix off: each defect the campaign sets up is seen in the events, with its flag and state.
+    for code, flag in (("E-3", "fix_phase2_ceiling"), ("E-13", "fix_queue_when_busy"), ("E-16", "fix_summary_lock")):
+        assert seed[code]["flag"] == flag and seed[code]["state"] == "reproduced (seed)", code
+        assert seed[code]["observed"] > 0, code
+    assert seed["E-20"]["flag"] == "none in the seed" and seed["E-20"]["observed"] > 0
+    # Fix on: the repaired defect's count is 0, and only its own: the others are still seen.
+    for condition, code in (("exia-fix-phase2-ceiling", "E-3"), ("exia-fix-queue-when-busy", "E-13"),
+                            ("exia-fix-summary-lock", "E-16")):
+        fixed = _exia_defects(report, condition)
+        assert fixed[code]["state"] == "repaired (fix on)" and fixed[code]["observed"] == 0, condition
+        others = {c for c in ("E-3", "E-13", "E-16") if c != code}
+        assert all(fixed[c]["observed"] > 0 for c in others), condition
+    # Defects without a repair, each in its own one-factor condition; absent from the seed condition.
+    assert _exia_defects(report, "exia-phase1")["E-2"]["observed"] > 0 and seed["E-2"]["observed"] == 0
+    assert _exia_defects(report, "exia-slow-host")["E-21"]["observed"] > 0 and seed["E-21"]["observed"] == 0
+    # A defect the events do not carry is said so, never counted.
+    assert seed["E-15"]["observed"] == seed["E-6"]["observed"] == "not observable from events"
+
+
+def test_exia_defect_counts_are_the_stored_events(exia_run):
+    # Each count recomputed from the store by hand: the panel reads events, not options.
+    from lsrep.store import RunStore
+
+    store, report = exia_run
+    seed = _exia_defects(report, "exia-seed")
+    db = RunStore(store)
+
+    def events(mechanism: str, stage: str) -> list[dict]:
+        return db.rows("select e.reason, e.params from events e join units u using (run_id, unit_id) "
+                       "where u.condition = 'exia-seed' and e.mechanism = ? and e.stage = ? order by e.seq",
+                       [mechanism, stage])
+
+    assert seed["E-13"]["observed"] == sum(e["reason"] == "skipped_busy"
+                                           for e in events("exia.consolidate.trigger", "skipped"))
+    assert seed["E-16"]["observed"] == sum(json.loads(e["params"])["lost_facts"]
+                                           for e in events("exia.maintenance.refresh_summaries", "error"))
+    assert seed["E-20"]["observed"] == sum(json.loads(e["params"])["first_lot_overrun"]
+                                           for e in events("exia.consolidate.select", "executed"))
+    budgets = [json.loads(e["params"])["budget"] for e in events("exia.recall.budget", "executed")]
+    blocks = [json.loads(e["params"])["estimated_tokens"] for stage in ("output", "executed")
+              for e in events("exia.recall.phase2", stage)]
+    assert len(set(budgets)) == 1 and seed["E-3"]["observed"] == sum(t > budgets[0] for t in blocks)

@@ -61,10 +61,10 @@ def test_every_builtin_system_gets_its_panels(run):
                     "THALIA (thalia): Inspector triggers",
                     "ICE (ice): memory budget", "ICE (ice): per-leg yield", "ICE (ice): workers on the simulated clock",
                     "EXIA SEED (exia-seed): recall latency", "EXIA SEED (exia-seed): admission and forget decisions",
-                    "EXIA SEED (exia-seed): seed defects switched on",
+                    "EXIA SEED (exia-seed): seed defects E-1…E-21",
                     "Diagnostics: stage counts per mechanism over checkpoints"):
         assert caption in got and got[caption].rows, caption
-    defects = {r["defect"]: r["state"] for r in got["EXIA SEED (exia-seed): seed defects switched on"].rows}
+    defects = {r["defect"]: r["state"] for r in got["EXIA SEED (exia-seed): seed defects E-1…E-21"].rows}
     assert defects["E-3 phase-2 additions bypass the recall ceiling"] == "repaired (fix on)"
     assert defects["E-13 busy consolidation does not queue"] == "reproduced (seed)"
 

@@ -103,6 +103,19 @@ def test_e9_journals_advance_past_rejected_facts_but_not_past_invalid_json(rig):
     assert journal.params["integrated_without_fact"] == 3
 
 
+def test_e9_the_journal_event_counts_inputs_integrated_behind_a_rejected_fact(rig):
+    # The report's E-9 count: sources of rejected facts marked integrated without a retry.
+    for fixed, expected in ((False, [1]), (True, [0, 0])):
+        r = rig(scripted=True, fix={"journal_only_admitted": fixed}, max_retries=2)
+        flight_day(r)
+        for minute in (3, 4)[: len(expected)]:
+            r.model.push({"faits": [fact("Alice lived in Lyon for 42 years.", [U1], "Alice")]})
+            r.provider.consolidate(at(minutes=minute))
+        told = [e.params["rejected_integrated"] for e in r.stages("consolidate.journal") if e.stage == "executed"]
+        assert told == expected, fixed
+        assert pending_refs(r) == []  # with the fix U1 is integrated too, but only after max_retries
+
+
 def test_e9_fix_keeps_inputs_behind_rejected_facts_pending(rig):
     r = rig(scripted=True, fix={"journal_only_admitted": True}, max_retries=2)
     flight_day(r)

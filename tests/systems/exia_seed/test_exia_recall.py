@@ -81,10 +81,15 @@ def test_e4_future_fact_leaks_through_read_trail_and_fallback(rig):
     assert "2026-06-01" in dates(seed.tool("memoire_lire", at(minutes=1), sujet="Alice", section="procedural")["repli"])
     bob = seed.tool("memoire_lire", at(minutes=1), sujet="Bob")
     assert bob["sections"] == {}  # the section filter does apply
+    # The event says so (the report's E-4 count): Alice's trail (1), her trail and fallback with no
+    # matching section (2), Bob's page whose trail is Alice's present-day facts (0).
+    told = [e.params["future_in_trail_or_fallback"] for e in seed.stages("tool.read") if e.stage == "output"]
+    assert told == [1, 2, 0]
     fixed = build(fix={"trail_date_filter": True})
     page = fixed.tool("memoire_lire", at(minutes=1), sujet="Alice")
     assert "2026-06-01" not in dates(v for t in page["pistes"] for v in t["faits"])
     assert "2026-06-01" not in dates(fixed.tool("memoire_lire", at(minutes=1), sujet="Alice", section="x")["repli"])
+    assert {e.params["future_in_trail_or_fallback"] for e in fixed.stages("tool.read") if e.stage == "output"} <= {0}
 
 
 def test_e5_expired_prospective_fact_returned_by_search_not_recall(rig):
@@ -99,8 +104,11 @@ def test_e5_expired_prospective_fact_returned_by_search_not_recall(rig):
     assert "dentist" not in seed.provider.prefetch("when is my dentist appointment", now=MARCH_1)
     assert [e.count for e in seed.stages("recall.filter_expired")] == [1]
     assert seed.tool("memoire_chercher", MARCH_1, requete="dentist appointment")["faits"]
+    assert [e.params["expired_returned"] for e in seed.stages("tool.search") if e.stage == "output"] == [1]
     fixed = build(fix={"search_expiry_filter": True})
     assert fixed.tool("memoire_chercher", MARCH_1, requete="dentist appointment")["faits"] == []
+    assert [e.params["filtered"]["expired"] for e in fixed.stages("tool.search")
+            if e.stage in ("output", "executed")] == [1]
 
 
 def test_e15_confidential_fact_is_returned_everywhere_unless_fixed(rig):
