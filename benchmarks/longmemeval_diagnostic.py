@@ -16,7 +16,8 @@ measured the same way, alternating with LSREP's runs so both see the same machin
 script imports torch, transformers, sentence-transformers, scikit-learn and nltk at module
 level but uses none of them for flat-bm25; where they are not installed the benchmark puts
 empty stand-ins for them on its PYTHONPATH (and `numpy.asfarray`, removed in numpy 2, which
-eval_utils.py calls), so the official BM25 path itself runs unchanged. It also checks that
+eval_utils.py calls), so the official BM25 path itself runs unchanged. It does need `rank_bm25`, which LSREP does not
+depend on: `pip install rank_bm25` into the venv first. It also checks that
 the official corpus ids of every question equal LSREP's. Then an M-shaped file
 (--m-sessions sessions per question) checks that memory stays bounded.
 """
