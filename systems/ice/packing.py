@@ -88,13 +88,16 @@ def pack(cands: list[Candidate], budget: int, config: IceConfig, emit: EventRela
             emit("budget.phase1", "output", count=len(taken), ids=tuple(sorted(taken)))
     emit("budget.phase2", "eligible", count=len(cands) - len(taken), params={"b_mem": budget})
     added = []
+    used = result.used  # kept as a running total: summing the packed list per candidate was quadratic
     for c in cands:
         if c.id in taken:
             continue
-        if result.used + c.tokens <= budget:
+        tokens = c.tokens
+        if used + tokens <= budget:
             result.packed.append(c)
             taken.add(c.id)
             added.append(c.id)
+            used += tokens
         else:
             result.skipped.append(c)
     emit("budget.phase2", "executed", count=len(added),
