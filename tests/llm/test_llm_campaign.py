@@ -151,6 +151,8 @@ def test_endpoint_concurrency_is_shared_across_worker_processes(example, planted
         # Keep only the answerer's endpoint calls: drop the judges for speed.
         example.write_text(text[: text.index("[[judges]]")])
         out = run_campaign(example, executor=ProcessPoolExecutor(2))
-        assert out.units_run == 2 and out.failed_units == 0
+        # Seen failing once in a full suite (cause unknown): the assertion names the failure rows.
+        failures = RunStore(out.store_path).rows("select * from failures where run_id = ?", [out.run_id])
+        assert out.units_run == 2 and out.failed_units == 0, failures
         # Two workers ran at once, yet the endpoint never saw more than its declared 1 request.
         assert server.max_in_flight == 1
