@@ -222,14 +222,8 @@ def _endpoint_public(endpoint) -> dict[str, Any]:
 
 
 def _package_versions() -> dict[str, str]:
-    names = ["lsrep", "pydantic", "sqlite-utils", "numpy", "scipy", "openai", "jinja2", "tqdm", "matplotlib"]
-    out = {}
-    for name in names:
-        try:
-            out[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            out[name] = "not installed"
-    return out
+    return distribution_versions(("lsrep", "pydantic", "sqlite-utils", "numpy", "scipy", "openai", "jinja2", "tqdm",
+                                  "matplotlib"))
 
 
 def distribution_versions(names: tuple[str, ...]) -> dict[str, str]:
