@@ -24,7 +24,7 @@ SENTENCE_COVERAGE = 0.8
 TURN_COVERAGE = 0.5
 
 
-@lru_cache(maxsize=1 << 16)
+@lru_cache(maxsize=1 << 14)
 def _turn_stems(content: str) -> tuple[frozenset[str], tuple[frozenset[str], ...]]:
     # A turn's stems and its sentences' stems: the same turns are checked against summary after
     # summary, query after query (re-stemming them was half of ICE's query time at 2k turns).
@@ -44,7 +44,7 @@ def carries(summary_stems: set[str] | frozenset[str], content: str) -> bool:
     return False
 
 
-@lru_cache(maxsize=1 << 14)
+@lru_cache(maxsize=1 << 12)  # keys hold the turns' texts: bounded so a host's memory stays small
 def _carried(summary_text: str, listed: tuple[tuple[str, str | None], ...]) -> tuple[str, ...]:
     summary_stems = frozenset(stems(summary_text))
     return tuple(t for t, content in listed if content is not None and carries(summary_stems, content))
