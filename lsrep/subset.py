@@ -15,8 +15,15 @@ from pathlib import Path
 
 from lsrep.errors import ConfigError
 
-UNIT_TABLES = ("checkpoints", "events", "maintenance", "failures")
-OBS_TABLES = ("fragments", "judgements", "retrieval_gold", "ratings", "adjudications")
+
+def _tables_with(conn: sqlite3.Connection, *columns: str) -> list[str]:
+    """Every table but `units`/`observations` that has all of `columns`, read from the schema, so a
+    table added by a later migration (memory calls, ingest latency, adapter logs, ...) is never
+    left holding rows of the units or observations the subset drops."""
+    names = [r[0] for r in conn.execute("select name from sqlite_master where type = 'table' "
+                                        "and name not like 'sqlite_%' order by name")]
+    return [t for t in names if t not in ("units", "observations")
+            and set(columns) <= {r[1] for r in conn.execute(f"pragma table_info('{t}')")}]
 
 
 def subset_store(source: Path, run_id: str, dest: Path, *, conditions: Sequence[str] | None = None,
@@ -38,7 +45,7 @@ def subset_store(source: Path, run_id: str, dest: Path, *, conditions: Sequence[
                     params += list(names)
             dropped_units = [r[0] for r in conn.execute(
                 f"select unit_id from units where run_id = ? and not ({keep})", [run_id, *params])]
-            for table in UNIT_TABLES:
+            for table in _tables_with(conn, "run_id", "unit_id"):
                 conn.executemany(f"delete from {table} where run_id = ? and unit_id = ?",
                                  [(run_id, u) for u in dropped_units])
             conn.execute(f"delete from units where run_id = ? and not ({keep})", [run_id, *params])
@@ -46,10 +53,8 @@ def subset_store(source: Path, run_id: str, dest: Path, *, conditions: Sequence[
                 f"select obs_id from observations where run_id = ? and not ({keep})", [run_id, *params])]
             if limit is not None:
                 dropped_obs += _beyond_limit(conn, run_id, limit)
-            tables = {r[0] for r in conn.execute("select name from sqlite_master where type = 'table'")}
-            for table in (*OBS_TABLES, "llm_calls"):
-                if table in tables:
-                    conn.executemany(f"delete from {table} where obs_id = ?", [(o,) for o in dropped_obs])
+            for table in _tables_with(conn, "obs_id"):
+                conn.executemany(f"delete from {table} where obs_id = ?", [(o,) for o in dropped_obs])
             conn.execute(f"delete from observations where run_id = ? and not ({keep})", [run_id, *params])
             conn.executemany("delete from observations where obs_id = ?", [(o,) for o in dropped_obs])
             if trajectories is not None:
