@@ -131,12 +131,17 @@ def disk_candidates() -> list[Path]:
 
 def from_disk(question: str, candidates: list[Path]) -> list[str]:
     """Search the disk (no path known in advance) for probe files with this question, and stores
-    that hold it. The answers of the newest such probe file (likely the running campaign's); else
-    the name of each store that holds the question."""
+    that hold it: first under the working directory (where a campaign is usually run from), then
+    anywhere. The answers of the newest such probe file (likely the running campaign's); nothing
+    when that probe file gives the question no answer (an abstention probe: a cheat abstains);
+    else the name of each store that holds the question."""
     answers: dict[float, list[str]] = {}
+    probe_rows = 0
     stores: list[str] = []
     needle = question.encode()
-    for path in candidates:
+    here = Path.cwd()
+    near = [p for p in candidates if p.is_relative_to(here)]
+    for path in near + [p for p in candidates if not p.is_relative_to(here)]:
         try:
             if path.stat().st_size > 50_000_000:
                 continue
@@ -145,17 +150,21 @@ def from_disk(question: str, candidates: list[Path]) -> list[str]:
             continue
         if needle not in raw:
             continue
+        if probe_rows and not path.is_relative_to(here):
+            break  # a probe file under the working directory had the question: the rest of the disk is not needed
         if path.suffix != ".jsonl":
             stores.append(f"the run store {path.name} holds this question")
             continue
         for line in raw.decode(errors="replace").splitlines():
             try:  # any file of the disk: odd JSON is skipped, never fatal
                 row = json.loads(line)
-                if isinstance(row, dict) and row.get("question") == question:
-                    answers.setdefault(mtime, []).extend(
-                        r["answer"] for r in row.get("references", [])
-                        if isinstance(r, dict) and isinstance(r.get("answer"), str))
+                if isinstance(row, dict) and row.get("question") == question and "probe_id" in row:
+                    probe_rows += 1
+                    got = [r["answer"] for r in row.get("references") or []
+                           if isinstance(r, dict) and isinstance(r.get("answer"), str)]
+                    if got:
+                        answers.setdefault(mtime, []).extend(got)
             except (ValueError, RecursionError, TypeError, AttributeError):
                 continue
-    found = answers[max(answers)] if answers else stores
+    found = answers[max(answers)] if answers else ([] if probe_rows else stores)
     return list(dict.fromkeys(found))
