@@ -119,15 +119,20 @@ def _proc_table() -> dict[int, tuple[int, float, bool]]:
 
 
 class HostCPU:
-    """The CPU of the adapter hosts under one run, sampled from /proc while it runs.
+    """Adapter hosts whose CPU does NOT reach the run's RUSAGE_CHILDREN, sampled from /proc.
 
-    Hosts are forked by a fork server that ignores SIGCHLD (the kernel reaps them), so their CPU
-    never reaches any parent's RUSAGE_CHILDREN: measured that way a hosted ICE replay of 1,000
-    turns counted 4.1 CPU s against 8.5 with the adapter in the run's own process. Each host's
-    last sample is kept (an undercount of at most one `period` of each host's last moments)."""
+    The fork server reaps its hosts (`lsrep.host.zygote`, SIGCHLD handler) and the run waits for
+    the fork server at exit, so a host that ends under its fork server is already counted in the
+    run's children's CPU: adding its /proc samples too counted it twice (a 1k ICE replay: children
+    11.9 s, of which the hosts' 7.2 s, reported as 19.1 s). Only a host that outlives the run or was
+    re-parented away from its fork server (the fork server died first) escapes that accounting; for
+    those the last /proc sample is added (an undercount of at most one `period`). Before the fork
+    server reaped its hosts (SIG_IGN, until 2026-12-02 02:35) every host escaped it."""
 
     def __init__(self, root: int, period: float = 0.1) -> None:
-        self.root, self.period, self.last = root, period, {}
+        self.root, self.period = root, period
+        self.last: dict[int, float] = {}
+        self.orphaned: set[int] = set()
         self.done = threading.Event()
         self.thread = threading.Thread(target=self._poll, daemon=True)
         self.thread.start()
@@ -139,6 +144,9 @@ class HostCPU:
                 parent = table.get(ppid)
                 if parent and parent[2] and self._under_root(ppid, table):
                     self.last[pid] = cpu
+                elif pid in self.last:
+                    self.last[pid] = cpu
+                    self.orphaned.add(pid)  # no longer under its fork server: nobody in the run reaps it
 
     def _under_root(self, pid: int, table) -> bool:
         while pid > 1:
@@ -148,16 +156,23 @@ class HostCPU:
         return False
 
     def stop(self) -> float:
+        """CPU s of the hosts not counted through the run's waited-for children."""
         self.done.set()
         self.thread.join()
+        alive = set(_proc_table())
+        return sum(cpu for pid, cpu in self.last.items() if pid in self.orphaned or pid in alive)
+
+    @property
+    def sampled(self) -> float:
         return sum(self.last.values())
 
 
 def timed_run(campaign: Path, system: str, adapter_host: str = "process") -> tuple[float, float]:
     """(CPU s, wall s) of one run in a fresh Python process, start-up included.
 
-    CPU is the run's process and its waited-for children (the fork server among them) plus its
-    adapter hosts, sampled from /proc (`HostCPU`): the benchmark's own CPU is not counted."""
+    CPU is the run's process and its waited-for children (the fork server, and through its reaping
+    the adapter hosts, among them) plus any host that escaped that accounting (`HostCPU`); the
+    benchmark's own CPU is not counted."""
     path = campaign.with_name(f"campaign-{system}.toml")
     path.write_text(campaign.read_text().replace("{system}", system))
     code = (f"from lsrep.runner import run_campaign; "
@@ -167,8 +182,14 @@ def timed_run(campaign: Path, system: str, adapter_host: str = "process") -> tup
     hosts = HostCPU(proc.pid)
     if proc.wait():
         raise subprocess.CalledProcessError(proc.returncode, proc.args)
-    host_cpu = hosts.stop()
-    return children_cpu() - cpu0 + host_cpu, time.perf_counter() - wall0
+    escaped = hosts.stop()
+    children = children_cpu() - cpu0
+    if escaped:
+        print(f"   ({escaped:.2f} CPU s of hosts that escaped the run's accounting added)", flush=True)
+    if adapter_host == "process" and hosts.sampled > children:
+        raise SystemExit(f"hosts sampled at {hosts.sampled:.2f} CPU s but the run's children counted "
+                         f"{children:.2f} s in all: host CPU is not reaching RUSAGE_CHILDREN")
+    return children + escaped, time.perf_counter() - wall0
 
 
 def spread(values: list[float]) -> str:
