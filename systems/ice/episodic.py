@@ -375,4 +375,4 @@ _FIXED = 1 << 1074
 def _fixed(value: float) -> int:
     """A double as an exact whole number of 2**-1074 units."""
     num, den = float(value).as_integer_ratio()
-    return num * (_FIXED // den)
+    return num << (1074 - den.bit_length() + 1)
