@@ -120,6 +120,10 @@ class EpisodicStore:
         self._strength_sum = 0
         """The exact sum of `_strength`'s values, in units of 2**-1074 (every double is a whole
         number of them), so a running total never drifts from the whole-table sum."""
+        self._live: dict[str, tuple[int, float, str]] | None = None
+        """Turns whose strength is above `_live_floor`: id -> (rowid, strength, set at), kept
+        on write, so decay reads what can still change without scanning every turn."""
+        self._live_floor = 0.0
         self._lexical: LexicalIndex | None = None
         self._tokenizer: Tokenizer | None = None
 
@@ -161,6 +165,7 @@ class EpisodicStore:
             self._pending[turn.turn_id] = None
         if self._strength is not None:
             self._set_strength(turn.turn_id, 1.0)
+        self._set_live(turn.turn_id, cur.lastrowid, 1.0, ts)
         return True
 
     def _append_vector(self, turn_id: str, vec: np.ndarray, topic: str) -> None:
@@ -187,13 +192,13 @@ class EpisodicStore:
         """Access restores decay: strength 1.0, last access now. Returns the ids touched."""
         stamp = now.isoformat()
         with Transaction(self.conn) as c:
-            for tid in turn_ids:
-                c.execute("UPDATE turns SET strength = 1.0, strength_at = ?, last_access = ?"
-                          " WHERE turn_id = ?", (stamp, stamp, tid))
-        if self._strength is not None:
-            for tid in turn_ids:
-                if tid in self._strength:
-                    self._set_strength(tid, 1.0)
+            touched = [(tid, rows[0][0]) for tid in turn_ids if (rows := c.execute(
+                "UPDATE turns SET strength = 1.0, strength_at = ?, last_access = ?"
+                " WHERE turn_id = ? RETURNING rowid", (stamp, stamp, tid)).fetchall())]
+        for tid, rowid in touched:
+            if self._strength is not None:
+                self._set_strength(tid, 1.0)
+            self._set_live(tid, rowid, 1.0, stamp)
         return list(turn_ids)
 
     # -- reads -------------------------------------------------------------------------------
@@ -333,7 +338,29 @@ class EpisodicStore:
 
     # -- decay -------------------------------------------------------------------------------
     def strengths(self, above: float | None = None) -> list[tuple[str, float, str]]:
-        return strength_rows(self.conn, "turns", "turn_id", "rowid", above)
+        """(id, strength, set at) in storage order; only those > `above` if given.
+
+        With `above`, read from the live set kept on write (the first call with a given
+        floor reads the table once): the cost follows the turns above the floor, not the
+        history. `strength_rows` on the table is the definition (tests compare them).
+        """
+        if above is None:
+            return strength_rows(self.conn, "turns", "turn_id", "rowid", None)
+        if self._live is None or above < self._live_floor:
+            self._live_floor = above
+            self._live = {r[1]: (r[0], r[2], r[3]) for r in self.conn.execute(
+                "SELECT rowid, turn_id, strength, strength_at FROM turns WHERE strength > ?",
+                (above,))}
+        rows = sorted((rowid, tid, s, at) for tid, (rowid, s, at) in self._live.items() if s > above)
+        return [(tid, s, at) for _r, tid, s, at in rows]
+
+    def _set_live(self, turn_id: str, rowid: int, strength: float, at: str) -> None:
+        if self._live is None:
+            return
+        if strength > self._live_floor:
+            self._live[turn_id] = (rowid, strength, at)
+        else:
+            self._live.pop(turn_id, None)
 
     def strength_stats(self) -> tuple[int, float]:
         """(turns, the correctly rounded sum of their strengths), kept on write.
@@ -367,6 +394,16 @@ class EpisodicStore:
             for tid, s in updates:
                 if tid in self._strength:
                     self._set_strength(tid, s)
+        if self._live is not None:
+            for tid, s in updates:
+                known = self._live.get(tid)
+                if known is not None:
+                    self._set_live(tid, known[0], s, stamp)
+                elif s > self._live_floor:  # raised from at or below the floor: find its row
+                    row = self.conn.execute("SELECT rowid FROM turns WHERE turn_id = ?",
+                                            (tid,)).fetchone()
+                    if row is not None:
+                        self._set_live(tid, row[0], s, stamp)
 
 
 _FIXED = 1 << 1074

@@ -15,6 +15,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 from ice_testkit import FILLER, Harness, day
+from lsrep.systems.ice.db import strength_rows
 from lsrep.systems.ice.episodic import EpisodicStore, TurnRecord
 from lsrep.systems.ice.lexical import LexicalIndex, Tokenizer
 
@@ -171,6 +172,7 @@ def test_running_strength_stats_equal_the_whole_table(harness):
     h: Harness = harness()
     rng = random.Random(5)
     ep = h.system.db.episodic
+    floor = h.system.config.decay_floor
     ids: list[str] = []
     for step in range(150):
         action = rng.random()
@@ -185,11 +187,15 @@ def test_running_strength_stats_equal_the_whole_table(harness):
             ep = h.system.db.episodic
         n, total = ep.strength_stats()
         values = [s for _i, s, _a in ep.strengths()]
+        for above in (floor, 0.5, floor):  # the kept live set and the table agree
+            assert ep.strengths(above=above) == strength_rows(ep.conn, "turns", "turn_id", "rowid", above)
         scan_n, scan_total = ep.strength_stats_scan()
         assert n == scan_n == len(values)
         assert total == math.fsum(values)  # exact: the correctly rounded sum
         assert total == pytest.approx(scan_total, rel=1e-12, abs=1e-12)
     assert len(set(values)) > 5  # decay and reinforcement did produce varied strengths
+    assert 0 < len(ep.strengths(above=floor)) < len(values)  # some at the floor, some above
+    assert ep.strengths(above=0.0) == ep.strengths()  # a lower floor reads the table again
 
 
 def test_cached_counts_and_conversations_equal_sql(harness):
@@ -205,3 +211,22 @@ def test_cached_counts_and_conversations_equal_sql(harness):
         assert ep.conversations() == ep._conversations_scan()
         for key in (None, "a", "b", "c", "zz"):
             assert ep.count(key) == ep._count_rows(key)
+
+
+def test_remembered_gram_vectors_give_the_fresh_matches(harness):
+    """Fuzzy entity matching with the prompt's n-gram vectors kept equals computing them anew."""
+    h: Harness = harness()
+    for text in ["I moved to Lisbon last spring.", "My sister Annabel lives in Porto.",
+                 "I adopted a dog called Biscuit.", "We visited the Gulbenkian museum."]:
+        h.say(text)
+    codex = h.system.db.codex
+    prompts = ["Where does Anabel live?", "Tell me about Lisbonn", "How is Biscuit?",
+               "Where does Anabel live?", "the gulbenkian museum", "Tell me about Lisbonn"]
+    fresh = []
+    for p in prompts:
+        codex._gram_vectors.clear()
+        fresh.append(codex.find_entities(p, 0.5))
+    kept = [codex.find_entities(p, 0.5) for p in prompts for _ in range(2)][::2]
+    assert kept == fresh
+    assert len(codex._gram_vectors) == 2  # the prompts with no exact name took the fuzzy path
+    assert ("fuzzy" in {how for hits in fresh for _e, how in hits})
