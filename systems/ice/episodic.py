@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .db import Transaction, open_database, strength_rows, strength_stats
+from .db import ExactSum, Transaction, open_database, strength_rows, strength_stats
 from .embedding import from_blob, to_blob
 from .lexical import LexicalIndex, Tokenizer, top_k_stable
 from .text import content_words, estimate_tokens, fts_query
@@ -112,14 +112,10 @@ class EpisodicStore:
         # kept on add (turns are append-only).
         self._tokens: dict[str | None, int] = {}
         self._counts: dict[str | None, int] = {}
-        self._conversations: dict[str, None] | None = None
-        """Conversation ids in order of their first turn, filled on first use, kept on add."""
-        self._pending: dict[str, None] | None = None
-        """Ids of the turns not yet extracted, in storage order; filled on first use."""
+        self._conversations: dict[str, None] | None = None  # in order of their first turn
+        self._pending: dict[str, None] | None = None  # ids not yet extracted, storage order
         self._strength: dict[str, float] | None = None
-        self._strength_sum = 0
-        """The exact sum of `_strength`'s values, in units of 2**-1074 (every double is a whole
-        number of them), so a running total never drifts from the whole-table sum."""
+        self._strength_sum = ExactSum()
         self._live: dict[str, tuple[int, float, str]] | None = None
         """Turns whose strength is above `_live_floor`: id -> (rowid, strength, set at), kept
         on write, so decay reads what can still change without scanning every turn."""
@@ -369,21 +365,18 @@ class EpisodicStore:
         decay keep the running state). `strength_stats_scan` is the whole-table rule.
         """
         if self._strength is None:
-            self._strength, self._strength_sum = {}, 0
+            self._strength, self._strength_sum = {}, ExactSum()
             for tid, s in self.conn.execute("SELECT turn_id, strength FROM turns ORDER BY rowid"):
                 self._set_strength(tid, s)
-        return len(self._strength), self._strength_sum / _FIXED
+        return len(self._strength), self._strength_sum.value()
 
     def strength_stats_scan(self) -> tuple[int, float]:
         return strength_stats(self.conn, "turns")
 
     def _set_strength(self, turn_id: str, value: float) -> None:
         assert self._strength is not None
-        old = self._strength.get(turn_id)
-        if old is not None:
-            self._strength_sum -= _fixed(old)
+        self._strength_sum.replace(self._strength.get(turn_id), value)
         self._strength[turn_id] = value
-        self._strength_sum += _fixed(value)
 
     def set_strengths(self, updates: list[tuple[str, float]], now: datetime) -> None:
         stamp = now.isoformat()
@@ -394,22 +387,10 @@ class EpisodicStore:
             for tid, s in updates:
                 if tid in self._strength:
                     self._set_strength(tid, s)
-        if self._live is not None:
-            for tid, s in updates:
-                known = self._live.get(tid)
-                if known is not None:
-                    self._set_live(tid, known[0], s, stamp)
-                elif s > self._live_floor:  # raised from at or below the floor: find its row
-                    row = self.conn.execute("SELECT rowid FROM turns WHERE turn_id = ?",
-                                            (tid,)).fetchone()
-                    if row is not None:
-                        self._set_live(tid, row[0], s, stamp)
+        for tid, s in updates if self._live is not None else ():
+            if (known := self._live.get(tid)) is not None:
+                self._set_live(tid, known[0], s, stamp)
+            elif s > self._live_floor:  # raised from at or below the floor: find its row
+                for (rowid,) in self.conn.execute("SELECT rowid FROM turns WHERE turn_id = ?", (tid,)):
+                    self._set_live(tid, rowid, s, stamp)
 
-
-_FIXED = 1 << 1074
-
-
-def _fixed(value: float) -> int:
-    """A double as an exact whole number of 2**-1074 units."""
-    num, den = float(value).as_integer_ratio()
-    return num << (1074 - den.bit_length() + 1)

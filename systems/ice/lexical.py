@@ -187,16 +187,24 @@ class LexicalIndex:
         by_bound = sorted(phrases, key=lambda p: (-bounds[p[0]], p[2].shape[0], p[0]))
         lengths = self._lengths[:n_docs]
         topics = self._topics[:n_docs]
+        # Turns the answer may come from: once every one of them is a candidate, the
+        # candidates hold every match (a query whose words are everywhere: score them all once).
+        scope = n_docs if code is None else int(np.count_nonzero(topics == code))
         for taken in range(1, len(by_bound) + 1):
             rest = math.fsum(bounds[p[0]] for p in by_bound[taken:])
+            final = taken == len(by_bound)
+            if not final and math.fsum(bounds[p[0]] for p in by_bound[:taken]) <= rest * (
+                    1.0 + BOUND_MARGIN):
+                continue  # the cut cannot hold yet: every score is below its phrases' bounds
             cand = np.unique(np.concatenate([p[2] for p in by_bound[:taken]]))
             if code is not None:
                 cand = cand[topics[cand] == code]
-            if taken < len(by_bound) and cand.shape[0] < k:
+            last = final or cand.shape[0] == scope
+            if not last and cand.shape[0] < k:
                 continue
             scores = self._scores(phrases, cand, lengths, avgdl)
             best = top_k_stable(scores, k)
-            if taken == len(by_bound):
+            if last:
                 return [self.ids[i] for i in cand[best]]
             kth = scores[best[-1]]
             if best.shape[0] == k and kth > rest * (1.0 + BOUND_MARGIN):
@@ -206,6 +214,14 @@ class LexicalIndex:
     @staticmethod
     def _scores(phrases, cand: np.ndarray, lengths: np.ndarray, avgdl: float) -> np.ndarray:
         """FTS5's bm25 score (before the sign flip) of each candidate, phrases in query order."""
+        if cand.shape[0] * 4 >= lengths.shape[0]:
+            # Most turns are candidates: add each phrase's share over its postings, in the
+            # same order (every turn's sum is the same sequence of additions).
+            norm_all = K1 * (1 - B + B * lengths / avgdl)
+            full = np.zeros(lengths.shape[0], dtype=np.float64)
+            for _order, idf, pos, tf in phrases:
+                full[pos] += idf * ((tf * (K1 + 1.0)) / (tf + norm_all[pos]))
+            return full[cand]
         score = np.zeros(cand.shape[0], dtype=np.float64)
         if cand.shape[0] == 0:
             return score
