@@ -84,6 +84,9 @@ class StoredTurn:
         return estimate_tokens(self.render())
 
 
+LEXICAL_WARMUP = 16
+"""Queries an open store answers by FTS5 alone before it builds its lexical index."""
+
 _COLUMNS = "turn_id, conv_id, sess_id, idx, ts, role, speaker, content, topic, strength"
 """What a `StoredTurn` is built from: everything but the vector, whose 2 KB a row read skips."""
 
@@ -122,6 +125,7 @@ class EpisodicStore:
         self._live_floor = 0.0
         self._lexical: LexicalIndex | None = None
         self._tokenizer: Tokenizer | None = None
+        self._unindexed_queries = 0
 
     def close(self) -> None:
         if self._tokenizer is not None:
@@ -298,18 +302,22 @@ class EpisodicStore:
         """Turn ids by FTS5 rank (bm25) over the content words of the query, best first.
 
         Exactly `lexical_search_fts` (the SQL definition), computed by `LexicalIndex`, which
-        scores only the turns that can reach the top k.
+        scores only the turns that can reach the top k. The index is built from the file after
+        the first `LEXICAL_WARMUP` queries of an open store, so a store reopened for every
+        checkpoint (isolated access restores a snapshot) pays no rebuild per checkpoint.
         """
-        if k <= 0:
+        if k <= 0 or (self._lexical is None and self._unindexed_queries < LEXICAL_WARMUP):
+            self._unindexed_queries += 1
             return self.lexical_search_fts(query, k, topic)
         terms = content_words(query)
-        if not terms:
-            return []
+        return self.lexical_index().search(terms, k, topic) if terms else []
+
+    def lexical_index(self) -> LexicalIndex:
         if self._lexical is None:
             if self._tokenizer is None:
                 self._tokenizer = Tokenizer()
             self._lexical = LexicalIndex.from_database(self.conn, self._tokenizer)
-        return self._lexical.search(terms, k, topic)
+        return self._lexical
 
     def lexical_search_fts(self, query: str, k: int, topic: str | None = None) -> list[str]:
         """The definition: FTS5 ranks every matching turn by bm25, ties by storage order."""
@@ -336,9 +344,8 @@ class EpisodicStore:
     def strengths(self, above: float | None = None) -> list[tuple[str, float, str]]:
         """(id, strength, set at) in storage order; only those > `above` if given.
 
-        With `above`, read from the live set kept on write (the first call with a given
-        floor reads the table once): the cost follows the turns above the floor, not the
-        history. `strength_rows` on the table is the definition (tests compare them).
+        With `above`, from the live set kept on write (read from the table once per floor):
+        the cost follows the turns above the floor, not the history (`strength_rows` is the rule).
         """
         if above is None:
             return strength_rows(self.conn, "turns", "turn_id", "rowid", None)
@@ -359,18 +366,14 @@ class EpisodicStore:
             self._live.pop(turn_id, None)
 
     def strength_stats(self) -> tuple[int, float]:
-        """(turns, the correctly rounded sum of their strengths), kept on write.
-
-        The first call reads every strength; later ones cost nothing (adds, reinforcement and
-        decay keep the running state). `strength_stats_scan` is the whole-table rule.
-        """
+        """(turns, the correctly rounded sum of their strengths): read once, then kept on write."""
         if self._strength is None:
             self._strength, self._strength_sum = {}, ExactSum()
             for tid, s in self.conn.execute("SELECT turn_id, strength FROM turns ORDER BY rowid"):
                 self._set_strength(tid, s)
         return len(self._strength), self._strength_sum.value()
 
-    def strength_stats_scan(self) -> tuple[int, float]:
+    def strength_stats_scan(self) -> tuple[int, float]:  # the whole-table rule
         return strength_stats(self.conn, "turns")
 
     def _set_strength(self, turn_id: str, value: float) -> None:

@@ -82,7 +82,7 @@ def test_lexical_top_k_equals_fts5_bm25_order(tmp_path, seed):
             _add(store, n_turns, _text(rng, vocab, dense), topic)
             n_turns += 1
             if stage == 0 and n_turns == 5:
-                store.lexical_search("kalo", 3)  # build the index early: later adds extend it
+                store.lexical_index()  # build the index early: later adds extend it
         for query in _queries(rng, vocab[:8] if dense else vocab):
             for k in (1, 2, 5, 30, 1000):
                 for topic in (None, "general", "travel", "nosuchtopic"):
@@ -91,11 +91,13 @@ def test_lexical_top_k_equals_fts5_bm25_order(tmp_path, seed):
                     assert got == want, (seed, stage, query, k, topic)
                     compared += 1
                     nonempty += bool(want)
-    # A cold index (built from the FTS5 index of a reopened file) agrees too.
+    # A cold index (built from the FTS5 index of a reopened file, after the warm-up queries
+    # that FTS5 answers alone) agrees too.
     store.close()
     again = _store(tmp_path, "lex")
     for query in _queries(rng, vocab):
         assert again.lexical_search(query, 30) == again.lexical_search_fts(query, 30)
+    assert again._lexical is not None
     assert compared > 1000 and nonempty > compared // 4
 
 
@@ -118,8 +120,7 @@ def test_lexical_cut_scores_only_the_rare_postings(tmp_path):
     for i in range(400):
         _add(store, i, "common filler words" + (" rareword" if i % 50 == 7 else ""), "general")
     scored: list[int] = []
-    store.lexical_search("rareword", 1)  # builds the index
-    index = store._lexical
+    index = store.lexical_index()
     original = index._scores
 
     def spy(phrases, cand, lengths, avgdl):
