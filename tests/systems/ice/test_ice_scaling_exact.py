@@ -231,3 +231,31 @@ def test_remembered_gram_vectors_give_the_fresh_matches(harness):
     assert kept == fresh
     assert len(codex._gram_vectors) == 2  # the prompts with no exact name took the fuzzy path
     assert ("fuzzy" in {how for hits in fresh for _e, how in hits})
+
+
+def test_preflight_with_the_lexical_index_equals_fts5_only(tmp_path, monkeypatch):
+    """End to end: every pre-flight (context and lexical hits) is the same with the index on."""
+    import lsrep.systems.ice.episodic as episodic
+
+    rng = random.Random(11)
+    vocab = _vocabulary(rng, 200)
+    texts = [_text(rng, vocab, dense=False) for _ in range(160)]
+    questions = [f"What did I say about {rng.choice(vocab)} and {rng.choice(vocab)}?" for _ in range(4)]
+
+    def run(warmup: int) -> tuple[list, bool]:
+        monkeypatch.setattr(episodic, "LEXICAL_WARMUP", warmup)
+        h = Harness(tmp_path / f"ice-{warmup}")
+        out = []
+        for i, text in enumerate(texts):
+            h.say(text or "empty", at=i // 20)
+            if i % 20 == 19:
+                out += [(p.context_text, p.counts.get("leg.episodic_lexical"))
+                        for p in (h.ask(q, at=i // 20) for q in questions)]
+                h.system.run_summaries(now=day(i // 20))
+                h.system.run_decay(now=day(i // 20 + 0.5))
+        return out, h.system.db.episodic._lexical is not None
+
+    fts_only, built_fts = run(10**9)
+    indexed, built = run(0)
+    assert indexed == fts_only and built and not built_fts
+    assert sum(hits or 0 for _c, hits in indexed) > 0
