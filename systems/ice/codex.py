@@ -123,6 +123,9 @@ def entity_id(name: str) -> str:
     return str(uuid.uuid5(NAMESPACE, normalise_name(name)))
 
 
+GRAM_CACHE = 64  # prompts whose n-gram vectors are kept (about 60 KB each)
+
+
 class Codex:
     """The temporal knowledge graph in `codex.sqlite`."""
 
@@ -132,6 +135,7 @@ class Codex:
         # Named entities' vectors for fuzzy matching; reloaded after an entity is created
         # (creation may sit inside a transaction that rolls back, so it is not appended).
         self._entity_vectors = VectorCache()
+        self._gram_vectors: dict[tuple[str, ...], np.ndarray] = {}  # probes repeat
 
     def close(self) -> None:
         self.conn.close()
@@ -294,7 +298,10 @@ class Codex:
                 "SELECT id, vec FROM entities WHERE id != ? ORDER BY rowid", (USER_ID,)).fetchall())
         if not cache.ids or not grams:
             return []
-        qmat = np.asarray(self.embedder.embed(grams), dtype=np.float32)
+        if (qmat := self._gram_vectors.get(key := tuple(grams))) is None:
+            qmat = self._gram_vectors[key] = np.asarray(self.embedder.embed(grams), dtype=np.float32)
+            if len(self._gram_vectors) > GRAM_CACHE:
+                del self._gram_vectors[next(iter(self._gram_vectors))]
         best = (qmat @ cache.matrix().T).max(axis=0)
         return [(cache.ids[i], "fuzzy") for i in np.flatnonzero(best >= threshold)]
 

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .db import Transaction, open_database, strength_rows, strength_stats
+from .db import ExactSum, Transaction, open_database, strength_rows, strength_stats
 from .embedding import from_blob, to_blob
-from .text import estimate_tokens, fts_query
+from .lexical import LexicalIndex, Tokenizer, top_k_stable
+from .text import content_words, estimate_tokens, fts_query
 
 MIGRATIONS = [
     ("m001_turns", """
@@ -83,30 +84,19 @@ class StoredTurn:
         return estimate_tokens(self.render())
 
 
+LEXICAL_WARMUP = 16
+"""Queries an open store answers by FTS5 alone before it builds its lexical index."""
+
+_COLUMNS = "turn_id, conv_id, sess_id, idx, ts, role, speaker, content, topic, strength"
+"""What a `StoredTurn` is built from: everything but the vector, whose 2 KB a row read skips."""
+
+
 def _stored(row: sqlite3.Row) -> StoredTurn:
     return StoredTurn(
         turn_id=row["turn_id"], conversation_id=row["conv_id"], session_id=row["sess_id"],
         index=row["idx"], timestamp=row["ts"], role=row["role"], speaker=row["speaker"],
         content=row["content"], topic=row["topic"], strength=row["strength"],
     )
-
-
-def top_k_stable(scores: np.ndarray, k: int) -> np.ndarray:
-    """Positions of the k highest scores, best first, ties in position order.
-
-    The same result as `np.argsort(-scores, kind="stable")[:k]` without sorting everything:
-    every score above the k-th best, then the earliest of those equal to it.
-    """
-    if k <= 0 or scores.size == 0:
-        return np.zeros(0, dtype=np.int64)
-    if k >= scores.size:
-        return np.argsort(-scores, kind="stable")
-    kth = np.partition(scores, scores.size - k)[scores.size - k]
-    above = np.flatnonzero(scores > kth)
-    ties = np.flatnonzero(scores == kth)[:k - above.size]
-    chosen = np.concatenate([above, ties])
-    chosen.sort()
-    return chosen[np.argsort(-scores[chosen], kind="stable")]
 
 
 class EpisodicStore:
@@ -121,10 +111,25 @@ class EpisodicStore:
         self._codes: np.ndarray | None = None
         """Topic code of each cached vector (see `_topic_code`), grown with `_buf`."""
         self._topic_code: dict[str, int] = {}
-        # Token totals per conversation (None = all), filled on first use, kept on add.
+        # Token totals and turn counts per conversation (None = all), filled on first use,
+        # kept on add (turns are append-only).
         self._tokens: dict[str | None, int] = {}
+        self._counts: dict[str | None, int] = {}
+        self._conversations: dict[str, None] | None = None  # in order of their first turn
+        self._pending: dict[str, None] | None = None  # ids not yet extracted, storage order
+        self._strength: dict[str, float] | None = None
+        self._strength_sum = ExactSum()
+        self._live: dict[str, tuple[int, float, str]] | None = None
+        """Turns whose strength is above `_live_floor`: id -> (rowid, strength, set at), kept
+        on write, so decay reads what can still change without scanning every turn."""
+        self._live_floor = 0.0
+        self._lexical: LexicalIndex | None = None
+        self._tokenizer: Tokenizer | None = None
+        self._unindexed_queries = 0
 
     def close(self) -> None:
+        if self._tokenizer is not None:
+            self._tokenizer.close()
         self.conn.close()
 
     # -- writes ------------------------------------------------------------------------------
@@ -145,10 +150,22 @@ class EpisodicStore:
                       (cur.lastrowid, turn.content))
         if self._ids is not None and self._buf is not None:
             self._append_vector(turn.turn_id, np.asarray(vec, dtype=np.float32), topic)
+        if self._lexical is not None:
+            assert self._tokenizer is not None
+            self._lexical.add(turn.turn_id, topic, self._tokenizer.tokens(turn.content))
         added = estimate_tokens(turn.content)
         for key in (None, turn.conversation_id):
             if key in self._tokens:
                 self._tokens[key] += added
+            if key in self._counts:
+                self._counts[key] += 1
+        if self._conversations is not None:
+            self._conversations.setdefault(turn.conversation_id, None)
+        if self._pending is not None:
+            self._pending[turn.turn_id] = None
+        if self._strength is not None:
+            self._set_strength(turn.turn_id, 1.0)
+        self._set_live(turn.turn_id, cur.lastrowid, 1.0, ts)
         return True
 
     def _append_vector(self, turn_id: str, vec: np.ndarray, topic: str) -> None:
@@ -168,19 +185,25 @@ class EpisodicStore:
 
     def mark_extracted(self, turn_id: str) -> None:
         self.conn.execute("UPDATE turns SET extracted = 1 WHERE turn_id = ?", (turn_id,))
+        if self._pending is not None:
+            self._pending.pop(turn_id, None)
 
     def reinforce(self, turn_ids: list[str], now: datetime) -> list[str]:
         """Access restores decay: strength 1.0, last access now. Returns the ids touched."""
         stamp = now.isoformat()
         with Transaction(self.conn) as c:
-            for tid in turn_ids:
-                c.execute("UPDATE turns SET strength = 1.0, strength_at = ?, last_access = ?"
-                          " WHERE turn_id = ?", (stamp, stamp, tid))
+            touched = [(tid, rows[0][0]) for tid in turn_ids if (rows := c.execute(
+                "UPDATE turns SET strength = 1.0, strength_at = ?, last_access = ?"
+                " WHERE turn_id = ? RETURNING rowid", (stamp, stamp, tid)).fetchall())]
+        for tid, rowid in touched:
+            if self._strength is not None:
+                self._set_strength(tid, 1.0)
+            self._set_live(tid, rowid, 1.0, stamp)
         return list(turn_ids)
 
     # -- reads -------------------------------------------------------------------------------
     def get(self, turn_id: str) -> StoredTurn | None:
-        row = self.conn.execute("SELECT * FROM turns WHERE turn_id = ?", (turn_id,)).fetchone()
+        row = self.conn.execute(f"SELECT {_COLUMNS} FROM turns WHERE turn_id = ?", (turn_id,)).fetchone()
         return _stored(row) if row else None
 
     def get_many(self, turn_ids: list[str]) -> dict[str, StoredTurn]:
@@ -190,11 +213,17 @@ class EpisodicStore:
         for start in range(0, len(wanted), 500):
             chunk = wanted[start:start + 500]
             marks = ",".join("?" * len(chunk))
-            for row in self.conn.execute(f"SELECT * FROM turns WHERE turn_id IN ({marks})", chunk):
+            for row in self.conn.execute(f"SELECT {_COLUMNS} FROM turns WHERE turn_id IN ({marks})", chunk):
                 found[row["turn_id"]] = _stored(row)
         return {t: found[t] for t in wanted if t in found}
 
     def count(self, conversation_id: str | None = None) -> int:
+        """Stored turns (of one conversation, or all); counted once, then kept on add."""
+        if conversation_id not in self._counts:
+            self._counts[conversation_id] = self._count_rows(conversation_id)
+        return self._counts[conversation_id]
+
+    def _count_rows(self, conversation_id: str | None) -> int:
         if conversation_id is None:
             return self.conn.execute("SELECT COUNT(*) FROM turns").fetchone()[0]
         return self.conn.execute(
@@ -217,27 +246,41 @@ class EpisodicStore:
     def recent(self, conversation_id: str, n: int) -> list[StoredTurn]:
         """The conversation's last n turns, oldest first."""
         rows = self.conn.execute(
-            "SELECT * FROM turns WHERE conv_id = ? ORDER BY idx DESC, rowid DESC LIMIT ?",
+            f"SELECT {_COLUMNS} FROM turns WHERE conv_id = ? ORDER BY idx DESC, rowid DESC LIMIT ?",
             (conversation_id, n)).fetchall()
         return [_stored(r) for r in reversed(rows)]
 
     def conversation(self, conversation_id: str, skip: int = 0) -> list[StoredTurn]:
         """The conversation's turns in order, after the first `skip`."""
         rows = self.conn.execute(
-            "SELECT * FROM turns WHERE conv_id = ? ORDER BY idx, rowid LIMIT -1 OFFSET ?",
+            f"SELECT {_COLUMNS} FROM turns WHERE conv_id = ? ORDER BY idx, rowid LIMIT -1 OFFSET ?",
             (conversation_id, skip)).fetchall()
         return [_stored(r) for r in rows]
 
     def conversations(self) -> list[str]:
+        """Conversation ids in order of their first stored turn."""
+        if self._conversations is None:
+            self._conversations = dict.fromkeys(self._conversations_scan())
+        return list(self._conversations)
+
+    def _conversations_scan(self) -> list[str]:
         rows = self.conn.execute("SELECT conv_id FROM turns GROUP BY conv_id ORDER BY MIN(rowid)")
         return [r[0] for r in rows]
 
     def pending_extraction(self) -> list[StoredTurn]:
-        rows = self.conn.execute("SELECT * FROM turns WHERE extracted = 0 ORDER BY rowid")
+        """Turns not yet extracted, in storage order (the pending set is kept on write)."""
+        if self._pending is None:
+            self._pending = dict.fromkeys(r[0] for r in self.conn.execute(
+                "SELECT turn_id FROM turns WHERE extracted = 0 ORDER BY rowid"))
+        return list(self.get_many(list(self._pending)).values())
+
+    def pending_extraction_scan(self) -> list[StoredTurn]:
+        """The whole-table rule `pending_extraction` keeps incrementally (tests compare them)."""
+        rows = self.conn.execute(f"SELECT {_COLUMNS} FROM turns WHERE extracted = 0 ORDER BY rowid")
         return [_stored(r) for r in rows.fetchall()]
 
     def all_turns(self) -> list[StoredTurn]:
-        return [_stored(r) for r in self.conn.execute("SELECT * FROM turns ORDER BY rowid")]
+        return [_stored(r) for r in self.conn.execute(f"SELECT {_COLUMNS} FROM turns ORDER BY rowid")]
 
     # -- search ------------------------------------------------------------------------------
     def vector_search(self, qvec: np.ndarray, k: int, topic: str | None = None) -> list[str]:
@@ -256,7 +299,28 @@ class EpisodicStore:
         return [ids[i] for i in top_k_stable(sims, k)]
 
     def lexical_search(self, query: str, k: int, topic: str | None = None) -> list[str]:
-        """Turn ids by FTS5 rank (bm25) over the content words of the query, best first."""
+        """Turn ids by FTS5 rank (bm25) over the content words of the query, best first.
+
+        Exactly `lexical_search_fts` (the SQL definition), computed by `LexicalIndex`, which
+        scores only the turns that can reach the top k. The index is built from the file after
+        the first `LEXICAL_WARMUP` queries of an open store, so a store reopened for every
+        checkpoint (isolated access restores a snapshot) pays no rebuild per checkpoint.
+        """
+        if k <= 0 or (self._lexical is None and self._unindexed_queries < LEXICAL_WARMUP):
+            self._unindexed_queries += 1
+            return self.lexical_search_fts(query, k, topic)
+        terms = content_words(query)
+        return self.lexical_index().search(terms, k, topic) if terms else []
+
+    def lexical_index(self) -> LexicalIndex:
+        if self._lexical is None:
+            if self._tokenizer is None:
+                self._tokenizer = Tokenizer()
+            self._lexical = LexicalIndex.from_database(self.conn, self._tokenizer)
+        return self._lexical
+
+    def lexical_search_fts(self, query: str, k: int, topic: str | None = None) -> list[str]:
+        """The definition: FTS5 ranks every matching turn by bm25, ties by storage order."""
         match = fts_query(query)
         if match is None:
             return []
@@ -278,13 +342,58 @@ class EpisodicStore:
 
     # -- decay -------------------------------------------------------------------------------
     def strengths(self, above: float | None = None) -> list[tuple[str, float, str]]:
-        return strength_rows(self.conn, "turns", "turn_id", "rowid", above)
+        """(id, strength, set at) in storage order; only those > `above` if given.
+
+        With `above`, from the live set kept on write (read from the table once per floor):
+        the cost follows the turns above the floor, not the history (`strength_rows` is the rule).
+        """
+        if above is None:
+            return strength_rows(self.conn, "turns", "turn_id", "rowid", None)
+        if self._live is None or above < self._live_floor:
+            self._live_floor = above
+            self._live = {r[1]: (r[0], r[2], r[3]) for r in self.conn.execute(
+                "SELECT rowid, turn_id, strength, strength_at FROM turns WHERE strength > ?",
+                (above,))}
+        rows = sorted((rowid, tid, s, at) for tid, (rowid, s, at) in self._live.items() if s > above)
+        return [(tid, s, at) for _r, tid, s, at in rows]
+
+    def _set_live(self, turn_id: str, rowid: int, strength: float, at: str) -> None:
+        if self._live is None:
+            return
+        if strength > self._live_floor:
+            self._live[turn_id] = (rowid, strength, at)
+        else:
+            self._live.pop(turn_id, None)
 
     def strength_stats(self) -> tuple[int, float]:
+        """(turns, the correctly rounded sum of their strengths): read once, then kept on write."""
+        if self._strength is None:
+            self._strength, self._strength_sum = {}, ExactSum()
+            for tid, s in self.conn.execute("SELECT turn_id, strength FROM turns ORDER BY rowid"):
+                self._set_strength(tid, s)
+        return len(self._strength), self._strength_sum.value()
+
+    def strength_stats_scan(self) -> tuple[int, float]:  # the whole-table rule
         return strength_stats(self.conn, "turns")
+
+    def _set_strength(self, turn_id: str, value: float) -> None:
+        assert self._strength is not None
+        self._strength_sum.replace(self._strength.get(turn_id), value)
+        self._strength[turn_id] = value
 
     def set_strengths(self, updates: list[tuple[str, float]], now: datetime) -> None:
         stamp = now.isoformat()
         with Transaction(self.conn) as c:
             c.executemany("UPDATE turns SET strength = ?, strength_at = ? WHERE turn_id = ?",
                           [(s, stamp, tid) for tid, s in updates])
+        if self._strength is not None:
+            for tid, s in updates:
+                if tid in self._strength:
+                    self._set_strength(tid, s)
+        for tid, s in updates if self._live is not None else ():
+            if (known := self._live.get(tid)) is not None:
+                self._set_live(tid, known[0], s, stamp)
+            elif s > self._live_floor:  # raised from at or below the floor: find its row
+                for (rowid,) in self.conn.execute("SELECT rowid FROM turns WHERE turn_id = ?", (tid,)):
+                    self._set_live(tid, rowid, s, stamp)
+
