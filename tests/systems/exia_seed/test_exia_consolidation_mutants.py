@@ -358,3 +358,12 @@ def test_the_seed_journal_integrates_inputs_behind_rejected_facts_and_counts_the
     assert r.stages("consolidate.journal")[-1].params == {
         "integrated_without_fact": 1, "held": [], "rejected_integrated": 1}
     assert load_progress(r.provider.paths)["tentatives"] == {}
+
+
+def test_a_repair_limit_of_zero_or_one_holds_nothing(rig):
+    for retries in (0, 1):
+        r = rig(scripted=True, auto_consolidate=False, fix={"journal_only_admitted": True}, max_retries=retries)
+        day_of(r, ALICE)
+        r.model.push({"faits": [fact("Alice owns 7 boats.", [f"{B}:1"], "Alice")]})
+        assert r.provider.consolidate(at(minutes=2))["en_attente"] == []
+        assert load_progress(r.provider.paths)["integres"] == {"2026-03-01-001": [1]}
