@@ -233,3 +233,10 @@ def test_a_page_deleted_meanwhile_or_unchanged_loses_nothing(tmp_path):
                                concurrent=lambda: (paths.fiches / "lyon.md").unlink())
     assert report["ecrasements"] == {} and [e for e in events if e.stage == "error"] == []
     assert load_pages(paths.fiches)["lyon"].summary == "A place."  # written again
+
+
+def test_the_refresh_flags_are_keyword_only(tmp_path):
+    # A positional `False` must not silently become `write=False`.
+    paths, (emit, _) = stale_and_fresh(tmp_path), collect()
+    with pytest.raises(TypeError):
+        refresh_summaries(paths, Settings(), Model({"resume": "A place."}), emit, NOW, False)  # type: ignore[misc]
