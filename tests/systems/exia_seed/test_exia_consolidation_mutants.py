@@ -221,7 +221,7 @@ def test_nodes_aliases_sections_and_fact_fields(rig):
         fact(ALICE + " " + TOM, [d1, d2], "  Alice  ", section="Etat Agent", type="",
              confidentialite="Confidentiel"),
         fact(TOM, [d2], "   ", section="123", concepts=["pets", "unknown"]),
-        fact("The cat Tom sleeps on the red sofa.", [d2], "Tommy", alias_de="tom"),
+        fact("The cat Tom sleeps on the red sofa.", [d2], "Kitty", alias_de="tom"),
         fact(PARK, ["brut:2026-03-02-001:2"], "Alice", alias_de=" alice "),
         fact(PARK + " Again.", ["brut:2026-03-02-001:2"], "Parc", alias_de="   "),
     ], "nouveaux_concepts": ["pets"]})
@@ -235,7 +235,7 @@ def test_nodes_aliases_sections_and_fact_fields(rig):
     assert alice.privacy == "confidential" and alice.aliases == []  # alias_de equal to the node: no alias
     user = got["user"].facts[0]
     assert (user.section, user.concepts) == ("episodic", ["pets"])
-    assert got["tom"].aliases == ["Tommy"] and got["tom"].facts[0].text == "The cat Tom sleeps on the red sofa."
+    assert got["tom"].aliases == ["Kitty"] and got["tom"].facts[0].text == "The cat Tom sleeps on the red sofa."
     assert got["parc"].aliases == []
     assert json.loads((r.root / "concepts" / "thesaurus.json").read_text()) == {"vocabulaire": ["pets"]}
 
@@ -275,6 +275,12 @@ def test_a_page_privacy_is_never_lowered_nor_replaced_by_an_equal_rank(rig):
     r.model.push({"faits": [fact(PARK, ["brut:2026-03-01-002:1"], "Alice")]})
     r.provider.consolidate(at(minutes=7))
     assert pages(r)["alice"].privacy == "interne"
+    # A private fact does outrank the unranked label.
+    r.provider.sync_turn(PARK + " Surely.", "", now=at(minutes=8))
+    r.provider.close_batch(at(minutes=9))
+    r.model.push({"faits": [fact(PARK + " Surely.", ["brut:2026-03-01-003:1"], "Alice", confidentialite="private")]})
+    r.provider.consolidate(at(minutes=10))
+    assert pages(r)["alice"].privacy == "private"
 
 
 def test_a_superseded_value_is_reported(rig):
