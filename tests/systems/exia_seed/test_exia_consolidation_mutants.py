@@ -373,3 +373,24 @@ def test_a_repair_limit_of_zero_or_one_holds_nothing(rig):
         r.model.push({"faits": [fact("Alice owns 7 boats.", [f"{B}:1"], "Alice")]})
         assert r.provider.consolidate(at(minutes=2))["en_attente"] == []
         assert load_progress(r.provider.paths)["integres"] == {"2026-03-01-001": [1]}
+
+
+def test_a_confidential_fact_raises_a_private_page(rig):
+    r = rig(scripted=True, auto_consolidate=False)
+    day_of(r, ALICE, TOM)
+    r.model.push({"faits": [fact(ALICE, [f"{B}:1"], "Alice", confidentialite="private"),
+                            fact(TOM, [f"{B}:2"], "Alice", confidentialite="confidential")]})
+    r.provider.consolidate(at(minutes=3))
+    assert pages(r)["alice"].privacy == "confidential"
+
+
+def test_new_concepts_are_only_the_ones_this_run_added_to_the_vocabulary(rig):
+    r = rig(scripted=True, auto_consolidate=False)
+    day_of(r, ALICE)
+    r.model.push({"faits": [fact(ALICE, [f"{B}:1"], "Alice", concepts=["family"])], "nouveaux_concepts": ["family"]})
+    assert r.provider.consolidate(at(minutes=2))["nouveaux_concepts"] == ["family"]
+    day_of(r, TOM, minutes=3)
+    r.model.push({"faits": [fact(TOM, ["brut:2026-03-01-002:1"], "Tom", concepts=["pets"])],
+                  "nouveaux_concepts": ["pets"]})
+    assert r.provider.consolidate(at(minutes=5))["nouveaux_concepts"] == ["pets"]
+    assert json.loads((r.root / "concepts" / "thesaurus.json").read_text()) == {"vocabulaire": ["family", "pets"]}

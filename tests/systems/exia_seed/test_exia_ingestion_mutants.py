@@ -302,3 +302,12 @@ def test_the_first_consolidation_is_lot_c0001(rig):
     report = r.provider.consolidate(at(minutes=1), force=True)
     assert report["lot"] == "c0001"
     assert load_progress(r.provider.paths)["consolidations"] == 1
+
+
+def test_the_default_volume_threshold_closes_at_400_lines(tmp_path):
+    w, _ = writer(tmp_path)
+    _, closures = w.append([line(f"line {i}", at()) for i in range(399)])
+    assert closures == []
+    _, closures = w.append([line("line 399", at()), line("line 400", at())])
+    assert [(c.reason, c.lines) for c in closures] == [("volume", 400)]
+    assert load_progress(w.paths)["lot_ouvert"]["lignes"] == 1
