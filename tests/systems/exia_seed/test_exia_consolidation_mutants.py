@@ -51,6 +51,7 @@ def test_salvage_keeps_complete_fact_objects_after_broken_and_foreign_ones():
     assert proposal.status == "salvaged"
     assert proposal.facts == [{"fait": "A", "sources": ["x"]}, {"fait": "inner"}, {"fait": "B"}]
     assert parse_proposal('{"x": 1} {"fait": "D"} trailing {').facts == [{"fait": "D"}]
+    assert parse_proposal('{{"fait": "E"} ,').facts == [{"fait": "E"}]  # a brace right after a broken one
 
 
 def test_salvaged_concepts_come_from_a_complete_list_only():
@@ -393,4 +394,9 @@ def test_new_concepts_are_only_the_ones_this_run_added_to_the_vocabulary(rig):
     r.model.push({"faits": [fact(TOM, ["brut:2026-03-01-002:1"], "Tom", concepts=["pets"])],
                   "nouveaux_concepts": ["pets"]})
     assert r.provider.consolidate(at(minutes=5))["nouveaux_concepts"] == ["pets"]
+    day_of(r, PARK, minutes=6)
+    r.model.push({"faits": [fact(PARK, ["brut:2026-03-01-003:1"], "Park", concepts=["family"])],
+                  "nouveaux_concepts": ["family"]})  # proposed again though known: still a known concept
+    assert r.provider.consolidate(at(minutes=8))["nouveaux_concepts"] == []
+    assert pages(r)["park"].facts[0].concepts == ["family"]
     assert json.loads((r.root / "concepts" / "thesaurus.json").read_text()) == {"vocabulaire": ["family", "pets"]}

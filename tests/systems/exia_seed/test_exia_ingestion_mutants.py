@@ -242,12 +242,12 @@ def three_closed_batches(tmp_path):
 def test_pending_lots_skip_integrated_and_withdrawn_lines_and_keep_later_batches(tmp_path):
     w = three_closed_batches(tmp_path)
     progress = load_progress(w.paths)
-    mark_lines_integrated(progress, ["brut:2026-03-01-001:1", "brut:2026-03-01-001:2", "brut:2026-03-02-001:2"])
+    mark_lines_integrated(progress, ["brut:2026-03-01-001:1", "brut:2026-03-01-001:2", "brut:2026-03-02-001:1"])
     save_progress(w.paths, progress)
-    assert load_progress(w.paths)["integres"] == {"2026-03-01-001": [1, 2], "2026-03-02-001": [2]}
+    assert load_progress(w.paths)["integres"] == {"2026-03-01-001": [1, 2], "2026-03-02-001": [1]}
     lots = pending_lots(w.paths, Settings(), "Assistant")
     assert [(lot.batch_id, lot.day, [s.ref for s in lot.sources]) for lot in lots] == [
-        ("2026-03-02-001", "2026-03-02", ["brut:2026-03-02-001:1"]),
+        ("2026-03-02-001", "2026-03-02", ["brut:2026-03-02-001:2"]),
         ("2026-03-03-001", "2026-03-03", ["brut:2026-03-03-001:1", "brut:2026-03-03-001:2"])]
     first = lots[1].sources
     assert [(s.text, s.is_agent, s.day, s.time) for s in first] == [
@@ -311,3 +311,9 @@ def test_the_default_volume_threshold_closes_at_400_lines(tmp_path):
     _, closures = w.append([line("line 399", at()), line("line 400", at())])
     assert [(c.reason, c.lines) for c in closures] == [("volume", 400)]
     assert load_progress(w.paths)["lot_ouvert"]["lignes"] == 1
+
+
+def test_a_line_longer_than_the_character_threshold_closes_its_batch(tmp_path):
+    w, _ = writer(tmp_path, batch_max_chars=300)
+    _, closures = w.append([line("word " * 80, at())])
+    assert [(c.reason, c.lines) for c in closures] == [("volume", 1)]
