@@ -241,6 +241,15 @@ def test_nodes_aliases_sections_and_fact_fields(rig):
     assert json.loads((r.root / "concepts" / "thesaurus.json").read_text()) == {"vocabulaire": ["pets"]}
 
 
+def test_an_alias_de_naming_the_node_itself_keeps_the_nodes_spelling(rig):
+    r = rig(scripted=True, auto_consolidate=False)
+    day_of(r, ALICE)
+    r.model.push({"faits": [fact(ALICE, [f"{B}:1"], "Alice Martin", alias_de="alice martin")]})
+    r.provider.consolidate(at(minutes=2))
+    page = pages(r)["alice-martin"]
+    assert (page.name, page.aliases) == ("Alice Martin", [])
+
+
 def test_french_facts_without_node_go_to_the_users_page(rig):
     r = rig(scripted=True, auto_consolidate=False, language="fr")
     r.provider.sync_turn("Mon chat Tom dort sur le canapé rouge toute la journée.", "", now=at())

@@ -317,3 +317,11 @@ def test_a_line_longer_than_the_character_threshold_closes_its_batch(tmp_path):
     w, _ = writer(tmp_path, batch_max_chars=300)
     _, closures = w.append([line("word " * 80, at())])
     assert [(c.reason, c.lines) for c in closures] == [("volume", 1)]
+
+
+def test_a_lowered_line_threshold_closes_an_open_batch_already_past_it(tmp_path):
+    w, _ = writer(tmp_path)
+    w.append([line(f"line {i}", at()) for i in range(5)])
+    lowered = RawWriter(w.paths, Settings(batch_max_lines=3), w.emit)
+    _, closures = lowered.append([line("line 5", at())])
+    assert [(c.reason, c.lines) for c in closures] == [("volume", 6)]

@@ -158,24 +158,28 @@ def stale_and_fresh(tmp_path: Path) -> MemoryPaths:
     missing = Page(slug="oslo", name="Oslo", facts=[fact("o1", "Oslo has a fjord")])
     missing.rechain()
     missing.summary_of = missing.hash  # current hash, but no summary yet
-    return store(tmp_path, fresh, stale, missing)
+    # Stale hashes on both sides of the current one in string order.
+    later = Page(slug="nice", name="Nice", summary="Old.", summary_of="f" * 64,
+                 facts=[fact("n1", "Nice has a long beach")])
+    later.rechain()
+    return store(tmp_path, fresh, stale, missing, later)
 
 
 def test_a_refresh_picks_stale_and_missing_summaries_or_every_page(tmp_path):
     paths, (emit, events) = stale_and_fresh(tmp_path), collect()
     model = Model({"resume": "A place."})
     report = refresh_summaries(paths, Settings(), model, emit, NOW)
-    assert report == {"statut": "ok", "propositions": {"lyon": "A place.", "oslo": "A place."}, "ecrit": True,
-                      "ecrasements": {}}
-    assert model.seen == [["- Lyon has a big park"], ["- Oslo has a fjord"]]
+    assert report == {"statut": "ok", "propositions": {"lyon": "A place.", "nice": "A place.", "oslo": "A place."},
+                      "ecrit": True, "ecrasements": {}}
+    assert sorted(model.seen) == [["- Lyon has a big park"], ["- Nice has a long beach"], ["- Oslo has a fjord"]]
     assert [(e.stage, e.count, e.ids) for e in events if e.mechanism == "maintenance.refresh_summaries"] == [
-        ("eligible", None, ()), ("executed", 2, ("lyon", "oslo"))]
+        ("eligible", None, ()), ("executed", 3, ("lyon", "nice", "oslo"))]
     assert events[0].params == {"write": True, "all": False, "lock": False}
     assert load_pages(paths.fiches)["lyon"].summary == "A place."
     assert not paths.index.exists() and not paths.aretes.exists()  # the seed's writer rebuilds nothing (E-16)
     every = Model({"resume": "A thing."})
     refresh_summaries(paths, Settings(), every, emit, NOW, all_pages=True, write=False)
-    assert len(every.seen) == 3
+    assert len(every.seen) == 4
     assert load_pages(paths.fiches)["rex"].summary == "Rex is a dog."  # not written
 
 
@@ -183,7 +187,7 @@ def test_without_write_nothing_is_written(tmp_path):
     paths, (emit, _) = stale_and_fresh(tmp_path), collect()
     before = {p.name: p.read_text() for p in paths.fiches.glob("*.md")}
     report = refresh_summaries(paths, Settings(), Model({"resume": "A place."}), emit, NOW, write=False)
-    assert report["ecrit"] is False and report["propositions"] == {"lyon": "A place.", "oslo": "A place."}
+    assert report["ecrit"] is False and sorted(report["propositions"]) == ["lyon", "nice", "oslo"]
     assert {p.name: p.read_text() for p in paths.fiches.glob("*.md")} == before
 
 
