@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
+import time
 
 import pytest
 from exia_testkit import at, fact
 from lsrep.systems.exia_seed import ExiaSeedProvider, Settings, StageEvent
 from lsrep.systems.exia_seed.consolidation import parse_proposal, select_lots
+from lsrep.systems.exia_seed.files import file_lock
 from lsrep.systems.exia_seed.ingestion import Lot, load_progress
 from lsrep.systems.exia_seed.pages import load_pages
 from lsrep.systems.exia_seed.prompts import Source
@@ -410,3 +413,18 @@ def test_new_concepts_are_only_the_ones_this_run_added_to_the_vocabulary(rig):
     assert r.provider.consolidate(at(minutes=8))["nouveaux_concepts"] == []
     assert pages(r)["park"].facts[0].concepts == ["family"]
     assert json.loads((r.root / "concepts" / "thesaurus.json").read_text()) == {"vocabulaire": ["family", "pets"]}
+
+
+def test_the_journal_waits_for_the_raw_writers_lock(rig):
+    r = rig(scripted=True, auto_consolidate=False)
+    day_of(r, ALICE)
+    r.model.push({"faits": [fact(ALICE, [f"{B}:1"], "Alice")]})
+    result: dict = {}
+    with file_lock(r.root / "brut" / ".verrou", blocking=True):
+        worker = threading.Thread(target=lambda: result.setdefault("report", r.provider.consolidate(at(minutes=2))))
+        worker.start()
+        time.sleep(0.3)
+        waited = worker.is_alive()
+    worker.join(20)
+    assert waited and result["report"]["statut"] == "ok" and result["report"]["admis"] == 1
+    assert load_progress(r.provider.paths)["integres"] == {"2026-03-01-001": [1]}
