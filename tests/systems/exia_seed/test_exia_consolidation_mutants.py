@@ -56,6 +56,7 @@ def test_salvage_keeps_complete_fact_objects_after_broken_and_foreign_ones():
     assert parse_proposal('{"x": 1} {"fait": "D"} trailing {').facts == [{"fait": "D"}]
     assert parse_proposal('{{"fait": "E"} ,').facts == [{"fait": "E"}]  # a brace right after a broken one
     assert parse_proposal('x{"broken" {"fait": "F"}').facts == [{"fait": "F"}]  # a broken brace at an odd offset
+    assert parse_proposal('x{"meta": 1} {"fait": "G"}').facts == [{"fait": "G"}]  # a foreign object at an odd offset
 
 
 def test_salvaged_concepts_come_from_a_complete_list_only():
