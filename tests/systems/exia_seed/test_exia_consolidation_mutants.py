@@ -426,6 +426,6 @@ def test_the_journal_waits_for_the_raw_writers_lock(rig):
         worker.start()
         time.sleep(0.3)
         waited = worker.is_alive()
-    worker.join(20)
+    worker.join(120)
     assert waited and result["report"]["statut"] == "ok" and result["report"]["admis"] == 1
     assert load_progress(r.provider.paths)["integres"] == {"2026-03-01-001": [1]}

@@ -201,7 +201,7 @@ def _hold_lock_while(path: Path, action) -> tuple[bool, object]:
         thread.start()
         time.sleep(0.3)
         waited = thread.is_alive()
-    thread.join(10)
+    thread.join(120)
     return waited, result.get("value")
 
 
