@@ -15,7 +15,7 @@ from lsrep.systems.ice.classify import Classification
 from lsrep.systems.ice.codex import USER_ID, Triple, WriteOutcome, entity_id
 from lsrep.systems.ice.config import IceConfig
 from lsrep.systems.ice.embedding import HashingEmbedder, embed_one
-from lsrep.systems.ice.episodic import TurnRecord
+from lsrep.systems.ice.episodic import TurnRecord, top_k_stable
 from lsrep.systems.ice.events import EventRelay, StageEvent
 from lsrep.systems.ice.legs import (
     LEG_FUNCTIONS,
@@ -109,6 +109,17 @@ def world(tmp_path: Path) -> World:
     w = World(tmp_path / "state")
     yield w
     w.stores.close()
+
+
+# -- the stable top-k of the vector search ------------------------------------------------------
+
+def test_top_k_stable_of_no_or_a_negative_k_is_empty():
+    scores = np.array([0.3, 0.9, 0.1], dtype=np.float32)
+    for k in (0, -1, -3):
+        got = top_k_stable(scores, k)
+        assert got.tolist() == [] and got.dtype == np.int64
+    assert top_k_stable(np.zeros(0, dtype=np.float32), 2).tolist() == []
+    assert top_k_stable(scores, 1).tolist() == [1]
 
 
 # -- store content -------------------------------------------------------------------------------
@@ -293,13 +304,16 @@ def test_cluster_scope_restricts_the_episodic_legs_to_the_query_topic(world, fn)
     world.turn("rye bread at work", topic="work")
     world.turn("rye bread at home", topic="personal")
     world.turn("rye bread anywhere", topic="general")
+    world.turn("rye bread in code", topic="code")  # a topic that sorts before "general"
 
     def ids(**kw) -> list[str]:
         return sorted(c.source_turn_ids[0] for c in fn(world.ctx("rye bread", **kw), 10))
 
-    everything = ["t000", "t001", "t002"]
+    everything = ["t000", "t001", "t002", "t003"]
     assert ids(topic="work", cluster_scope=True) == ["t000"]
     assert ids(topic="personal", cluster_scope=True) == ["t001"]
+    assert ids(topic="code", cluster_scope=True) == ["t003"]
+    assert ids(topic="health", cluster_scope=True) == []
     assert ids(topic="work", cluster_scope=False) == everything
     assert ids(topic=fresh("general"), cluster_scope=True) == everything  # no cluster: everything
 
@@ -311,9 +325,12 @@ def test_mentions_user_by_first_person_or_the_users_names_up_to_three_words(worl
     assert not mentions_user(codex, "What does Mary Ann Smith like?")
     world.fact("user", "name", "Mary Ann Smith", object_type=None)
     world.fact("Tom", "likes", "tea")
+    world.fact("Ann", "likes", "tea")
+    assert entity_id("Tom") < USER_ID < entity_id("Ann")
     assert mentions_user(codex, "What does Mary Ann Smith like?")
     assert mentions_user(codex, "What do I like?") and mentions_user(codex, "and MY tea")
     assert not mentions_user(codex, "What does Tom like?")  # another entity is not the user
+    assert not mentions_user(codex, "What does Ann like?")
     assert not mentions_user(codex, "What does Mary like?")
     world.fact("user", "name", "Ada Lee Mae Kim", object_type=None)
     assert codex.lookup("Ada Lee Mae Kim") == (USER_ID, "alias")
@@ -376,7 +393,8 @@ def test_graph_with_the_traversal_strength_fix_weighs_the_weakest_path_edge(worl
     assert [c.base_score for c in plain] == [1.0, 0.5, 1 / 3, 0.25]
 
 
-def test_graph_ties_rank_by_name(world):
+def test_graph_ties_rank_by_name_and_skip_entities_without_context(world):
+    world.fact("user", "knows", "Kiwi", turn="t0")  # reached first, nothing to show
     world.fact("user", "likes", "zebra", turn="t1")
     world.fact("user", "likes", "Apple", turn="t2", kind="multi")
     world.fact("zebra", "colour", "striped", object_type=None)
@@ -396,6 +414,17 @@ def test_graph_seeds_named_entities_and_the_user(world):
     assert [c.base_score for c in cands] == [1.0, 1.0, 0.5, 0.5]
     cands = leg_graph(world.ctx("Does Tom know Ann?"), 20)
     assert [c.id for c in cands] == [f"entity:{entity_id(n)}" for n in ("Ann", "Tom")]
+
+
+def test_the_user_seeds_first_so_its_paths_win_ties_of_hop(world):
+    world.fact("user", "knows", "Ann", turn="t1", confidence=0.5)
+    world.fact("Tom", "knows", "Ann", turn="t2", confidence=0.9)
+    world.fact("Zed", "knows", "Ann", turn="t3", confidence=0.9)
+    world.fact("Ann", "likes", "tea", turn="t4", object_type=None)
+    for query in ("Does Tom know me?", "Do Tom and Zed know me?"):
+        cands = leg_graph(world.ctx(query, fix={"traversal_strength": True}), 20)
+        [ann] = [c for c in cands if c.id == f"entity:{entity_id('Ann')}"]
+        assert ann.base_score == pytest.approx(0.5 * 0.5)  # via the user's edge, not Tom's
 
 
 def test_a_named_object_shows_who_points_at_it_an_unnamed_one_does_not(world):
@@ -421,6 +450,8 @@ def test_entity_context_limits_edges_flags_confidence_and_dedupes_turns(world):
     assert ann.confident and ann.source_turn_ids == ("t2", "t1")
     [ann] = leg_graph(world.ctx("Tell me about Ann", confidence_flag_threshold=0.81), 20)
     assert not ann.confident
+    [ann] = leg_graph(world.ctx("Tell me about Ann", confidence_flag_threshold=0.7), 20)
+    assert ann.confident  # every edge above the threshold
 
 
 def test_history_cues_or_a_temporal_intent_show_superseded_edges(world):
@@ -468,25 +499,27 @@ def books(world: World) -> None:
     for name in ("Emma", "Zoe", "Aardvark"):
         codex.conn.execute("UPDATE entities SET type = 'book' WHERE id = ?", (entity_id(name),))
     codex.resolve("Ghost", type_="book", now=at(0), conv_id="c1", out=out)  # no edges at all
+    world.fact("Paul", "read", "Ulysses", turn="t5", object_type="book")  # only pointed at
 
 
 def test_mera_enumerates_the_category_after_the_traversal(world):
     books(world)
     ctx = world.ctx("List all my books")
     cands = leg_graph(ctx, 20)
-    ids = [entity_id(n) for n in ("user", "Dune", "Emma", "Zoe", "Aardvark")]
+    ids = [entity_id(n) for n in ("user", "Dune", "Emma", "Zoe", "Aardvark", "Ulysses")]
     assert [c.id for c in cands] == [f"entity:{i}" for i in ids]
-    assert [c.base_score for c in cands] == [1.0, 0.5, 0.5, 0.5, 0.5]  # MERA after equal hop 1
-    assert [sorted(c.mechanisms) for c in cands] == [[], ["mera"], ["mera"], ["mera"], ["mera"]]
-    assert [c.legs for c in cands] == [{"graph": r} for r in range(1, 6)]
+    assert [c.base_score for c in cands] == [1.0, 0.5, 0.5, 0.5, 0.5, 0.5]
+    assert [sorted(c.mechanisms) for c in cands] == [[]] + [["mera"]] * 5
+    assert [c.legs for c in cands] == [{"graph": r} for r in range(1, 7)]
+    assert cands[-1].text == "Ulysses (book): Paul read Ulysses (2024-03-01)"
     assert world.stages("mera") == ["eligible", "executed", "output"]
     assert world.one("mera", "eligible").params == {"category": "book"}
     executed = world.one("mera", "executed")
-    mera = [entity_id(n) for n in ("Dune", "Emma", "Zoe", "Aardvark", "Ghost")]  # storage order
-    assert (executed.count, executed.ids, executed.reason) == (5, tuple(mera), None)
+    mera = [entity_id(n) for n in ("Dune", "Emma", "Zoe", "Aardvark", "Ghost", "Ulysses")]
+    assert (executed.count, executed.ids, executed.reason) == (6, tuple(mera), None)  # storage order
     assert executed.params == {"category": "book"}
     out = world.one("mera", "output")
-    assert out.count == 4 and out.ids == tuple(c.id for c in cands[1:])
+    assert out.count == 5 and out.ids == tuple(c.id for c in cands[1:])
     assert [c.id for c in leg_graph(world.ctx("List all my books"), 3)] == [f"entity:{i}" for i in ids[:3]]
     world.ctx("List all my books")
     assert leg_graph(world.ctx("List all my books"), 2)[1].id == f"entity:{ids[1]}"
@@ -497,8 +530,10 @@ def test_mera_only_entities_rank_below_reached_ones_of_the_same_score(world):
     books(world)
     world.fact("user", "knows", "Zed", turn="t4", object_type="person", kind="multi")
     world.fact("Zed", "likes", "tea", turn="t4", object_type=None)
+    world.fact("Zed", "knows", "Quin", turn="t6", object_type="person")
+    world.fact("Quin", "likes", "rum", turn="t6", object_type=None)
     cands = leg_graph(world.ctx("List all my books"), 20)
-    names = ["user", "Dune", "Zed", "Emma", "Zoe", "Aardvark"]
+    names = ["user", "Dune", "Zed", "Emma", "Zoe", "Aardvark", "Ulysses", "Quin"]  # Quin: hop 2
     assert [c.id for c in cands] == [f"entity:{entity_id(n)}" for n in names]
 
 
