@@ -521,7 +521,6 @@ def test_mera_enumerates_the_category_after_the_traversal(world):
     out = world.one("mera", "output")
     assert out.count == 5 and out.ids == tuple(c.id for c in cands[1:])
     assert [c.id for c in leg_graph(world.ctx("List all my books"), 3)] == [f"entity:{i}" for i in ids[:3]]
-    world.ctx("List all my books")
     assert leg_graph(world.ctx("List all my books"), 2)[1].id == f"entity:{ids[1]}"
     assert world.one("mera", "executed").count == 2  # MERA's own limit is the depth
 
@@ -539,7 +538,6 @@ def test_mera_only_entities_rank_below_reached_ones_of_the_same_score(world):
 
 def test_mera_gates_and_idle(world):
     books(world)
-    world.ctx("List all my books", disabled=frozenset({"mera"}))
     cands = leg_graph(world.ctx("List all my books", disabled=frozenset({"mera"})), 20)
     assert world.stages("mera") == ["eligible", "skipped"]
     assert world.one("mera", "skipped").reason == "disabled"
