@@ -636,3 +636,91 @@ def test_codex_edge_strengths_are_set_and_listed_in_storage_order(world):
     assert codex.strengths() == [(e1, 1.0, at(0).isoformat()), (e2, 0.4, at(7).isoformat())]
     assert codex.strengths(above=0.4) == [(e1, 1.0, at(0).isoformat())]
     assert codex.strength_stats() == (2, pytest.approx(1.4))
+
+
+# -- the Codex reads behind the graph leg (scripts/mutation/ice-graph.toml) ------------------------
+
+def test_find_entities_by_name_then_alias_without_the_user_then_fuzzy(world):
+    codex = world.stores.codex
+    assert codex.find_entities("Constantinoples", 0.85) == []  # an empty graph
+    world.fact("user", "name", "Ada", object_type=None)
+    world.fact("Tom", "visited", "The Hague", object_type="city")
+    world.fact("Tom", "saw", "Constantinople", object_type="city", kind="multi")
+    tom, hague, city = entity_id("Tom"), entity_id("The Hague"), entity_id("Constantinople")
+    assert codex.find_entities("Did Tom visit Hague?", 0.85) == [(tom, "name"), (hague, "alias")]
+    assert codex.find_entities("Hague, The Hague, tom", 0.85) == [(hague, "name"), (tom, "name")]
+    assert codex.find_entities("Did Ada meet Tom?", 0.85) == [(tom, "name")]  # not the user
+    assert codex.find_entities("Did I meet the user?", 0.85) == []
+    assert codex.find_entities("I love Constantinoples", 0.85) == [(city, "fuzzy")]
+    assert codex.find_entities("I love Constantinoples", 0.92) == []
+    assert codex.find_entities("Mediterraneans", 0.85) == []
+    assert codex.find_entities("?!", -1.0) == []  # no words, nothing to compare
+    everything = [(tom, "fuzzy"), (hague, "fuzzy"), (city, "fuzzy")]  # storage order, no user
+    assert codex.find_entities("qqq", -1.0) == everything
+
+
+def test_outgoing_edges_newest_first_then_superseded_with_scope_and_limit(world):
+    world.fact("user", "lives_in", "Lyon", conv="c1", object_type=None, day=0)
+    world.fact("user", "lives_in", "Paris", conv="c2", object_type=None, day=1)
+    world.fact("user", "likes", "tea", conv="c1", object_type=None, day=2)
+    world.fact("user", "likes", "jam", conv="c2", object_type=None, day=3)
+    world.fact("user", "likes", "rum", conv="c1", object_type=None, day=4, kind="multi")
+    codex = world.stores.codex
+
+    def values(**kw) -> list[str]:
+        return [e.value for e in codex.outgoing(USER_ID, **kw)]
+
+    assert values(limit=10, history=False) == ["rum", "jam", "Paris"]
+    assert values(limit=2, history=False) == ["rum", "jam"]
+    assert values(limit=10, history=True) == ["rum", "jam", "Paris", "tea", "Lyon"]
+    assert values(limit=1, history=True) == ["rum", "tea"]
+    assert values(limit=10, history=False, conv_scope="c1") == ["rum"]
+    assert values(limit=10, history=True, conv_scope="c1") == ["rum", "tea", "Lyon"]
+    assert values(limit=10, history=True, conv_scope="c2") == ["jam", "Paris"]
+
+
+def test_incoming_edges_are_current_newest_first_and_limited(world):
+    world.fact("Ann", "reads", "Dune", object_type="book", day=0)
+    world.fact("Bob", "reads", "Dune", object_type="book", day=1)
+    world.fact("Cy", "reads", "Dune", object_type="book", day=2)
+    world.fact("Cy", "reads", "Emma", object_type="book", day=3)  # supersedes Cy -> Dune
+    codex = world.stores.codex
+    assert [e.src for e in codex.incoming(entity_id("Dune"), 10)] == [entity_id("Bob"), entity_id("Ann")]
+    assert [e.src for e in codex.incoming(entity_id("Dune"), 1)] == [entity_id("Bob")]
+
+
+def test_traverse_keeps_each_entitys_first_path_and_hop(world):
+    world.fact("user", "knows", "Ann", turn="t1")
+    world.fact("user", "likes", "Bob", turn="t2", kind="multi")
+    world.fact("Ann", "knows", "Cy", turn="t3", conv="c2")
+    world.fact("Bob", "knows", "Cy", turn="t4")
+    world.fact("Cy", "knows", "user", turn="t5")
+    world.fact("Cy", "likes", "tea", turn="t6", object_type=None)
+    codex = world.stores.codex
+    ann, bob, cy = entity_id("Ann"), entity_id("Bob"), entity_id("Cy")
+
+    def walk(depth: int, scope: str | None = None) -> dict[str, tuple[int, list[str]]]:
+        got = codex.traverse([USER_ID], depth, scope)
+        return {k: (hop, [e.source_turn for e in path]) for k, (hop, path) in got.items()}
+
+    assert walk(0) == {USER_ID: (0, [])}
+    assert walk(1) == {USER_ID: (0, []), ann: (1, ["t1"]), bob: (1, ["t2"])}
+    assert walk(3) == {USER_ID: (0, []), ann: (1, ["t1"]), bob: (1, ["t2"]), cy: (2, ["t1", "t3"])}
+    assert walk(3, "c1") == {USER_ID: (0, []), ann: (1, ["t1"]), bob: (1, ["t2"]),
+                             cy: (2, ["t2", "t4"])}
+    assert list(walk(3)) == [USER_ID, ann, bob, cy]
+    assert codex.traverse([], 3) == {}
+    two = codex.traverse([ann, bob], 1)
+    assert {k: v[0] for k, v in two.items()} == {ann: 0, bob: 0, cy: 1}
+
+
+def test_enumerate_category_in_storage_order_up_to_the_limit(world):
+    for name in ("Dune", "Emma", "Zoe"):
+        world.fact("user", "read", name, object_type="book", kind="multi")
+    world.fact("user", "visited", "Lyon", object_type="city")
+    codex = world.stores.codex
+    books = [entity_id(n) for n in ("Dune", "Emma", "Zoe")]
+    assert codex.enumerate_category("book", 10) == books
+    assert codex.enumerate_category("book", 2) == books[:2]
+    assert codex.enumerate_category("city", 10) == [entity_id("Lyon")]
+    assert codex.enumerate_category("planet", 10) == []
