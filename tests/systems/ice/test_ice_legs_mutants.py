@@ -659,6 +659,21 @@ def test_find_entities_by_name_then_alias_without_the_user_then_fuzzy(world):
     assert codex.find_entities("qqq", -1.0) == everything
 
 
+def test_a_fuzzy_cosine_exactly_at_the_threshold_matches(world):
+    world.fact("Tom", "saw", "Constantinople", object_type="city")
+    world.fact("Tom", "saw", "Mediterranean", object_type="sea", kind="multi")
+    codex = world.stores.codex
+    rows = codex.conn.execute("SELECT id, vec FROM entities WHERE id != ? ORDER BY rowid",
+                              (USER_ID,)).fetchall()
+    matrix = np.vstack([np.frombuffer(r[1], dtype=np.float32) for r in rows])
+    query = np.asarray(EMB.embed(["constantinoples"]), dtype=np.float32)
+    cosine = (query @ matrix.T).max(axis=0)[[r[0] for r in rows].index(entity_id("Constantinople"))]
+    assert 0.85 < cosine < 1
+    city = entity_id("Constantinople")
+    assert codex.find_entities("Constantinoples", float(cosine)) == [(city, "fuzzy")]
+    assert codex.find_entities("Constantinoples", float(np.nextafter(cosine, np.float32(2)))) == []
+
+
 def test_outgoing_edges_newest_first_then_superseded_with_scope_and_limit(world):
     world.fact("user", "lives_in", "Lyon", conv="c1", object_type=None, day=0)
     world.fact("user", "lives_in", "Paris", conv="c2", object_type=None, day=1)
