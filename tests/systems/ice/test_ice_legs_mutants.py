@@ -739,3 +739,48 @@ def test_enumerate_category_in_storage_order_up_to_the_limit(world):
     assert codex.enumerate_category("book", 2) == books[:2]
     assert codex.enumerate_category("city", 10) == [entity_id("Lyon")]
     assert codex.enumerate_category("planet", 10) == []
+
+
+# -- work of the merged caches (scripts/mutation/ice-strengths.toml) -------------------------------
+
+class CountingEmbedder(HashingEmbedder):
+    def __init__(self) -> None:
+        super().__init__(64)
+        self.texts = 0
+
+    def embed(self, texts):
+        self.texts += len(texts)
+        return super().embed(texts)
+
+
+def test_the_codex_keeps_the_gram_vectors_of_the_last_gram_cache_prompts(tmp_path):
+    from lsrep.systems.ice.codex import GRAM_CACHE, Codex
+
+    emb = CountingEmbedder()
+    codex = Codex(tmp_path / "codex.sqlite", emb)
+    codex.apply([Triple("Tom", "saw", "Constantinople", object_type="city")], [], turn_id="t0",
+                conv_id="c1", now=at(0))
+    prompts = [f"qq{n}" for n in range(2 * GRAM_CACHE)]
+    for p in prompts[:GRAM_CACHE]:
+        assert codex.find_entities(p, 0.85) == []
+    before = emb.texts
+    codex.find_entities(prompts[0], 0.85)  # still kept: GRAM_CACHE prompts fit
+    assert emb.texts == before
+    for p in prompts[GRAM_CACHE:]:
+        codex.find_entities(p, 0.85)
+    before = emb.texts
+    codex.find_entities(prompts[0], 0.85)  # GRAM_CACHE newer prompts pushed it out
+    assert emb.texts == before + 1
+    codex.close()
+
+
+def test_a_repeated_decay_read_at_the_same_floor_does_not_scan_the_turns(world):
+    a, b = world.turn("one"), world.turn("two")
+    ep = world.stores.episodic
+    ep.set_strengths([(b, 0.05)], at(3))
+    assert ep.strengths(above=float("0.05")) == [(a, 1.0, at(0).isoformat())]
+    statements: list[str] = []
+    ep.conn.set_trace_callback(statements.append)
+    assert ep.strengths(above=float("0.05")) == [(a, 1.0, at(0).isoformat())]
+    ep.conn.set_trace_callback(None)
+    assert statements == []
