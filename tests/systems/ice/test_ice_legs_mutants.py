@@ -784,3 +784,12 @@ def test_a_repeated_decay_read_at_the_same_floor_does_not_scan_the_turns(world):
     assert ep.strengths(above=float("0.05")) == [(a, 1.0, at(0).isoformat())]
     ep.conn.set_trace_callback(None)
     assert statements == []
+
+
+def test_strengths_above_a_higher_floor_are_strictly_above_it(world):
+    a, b, c = world.turn("one"), world.turn("two"), world.turn("three")
+    ep = world.stores.episodic
+    ep.set_strengths([(a, 0.3), (b, 0.05)], at(3))
+    assert [r[0] for r in ep.strengths(above=0.05)] == [a, c]
+    assert [r[0] for r in ep.strengths(above=0.3)] == [c]  # 0.3 is not above 0.3
+    assert [r[0] for r in ep.strengths(above=0.01)] == [a, b, c]
