@@ -782,6 +782,7 @@ def test_a_repeated_decay_read_at_the_same_floor_does_not_scan_the_turns(world):
     statements: list[str] = []
     ep.conn.set_trace_callback(statements.append)
     assert ep.strengths(above=float("0.05")) == [(a, 1.0, at(0).isoformat())]
+    assert ep.strengths(above=0.5) == [(a, 1.0, at(0).isoformat())]  # a higher floor: filtered
     ep.conn.set_trace_callback(None)
     assert statements == []
 
