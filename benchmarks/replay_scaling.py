@@ -63,7 +63,11 @@ def write_inputs(folder: Path, n_turns: int, schedule: Path, kind: str) -> Path:
             text = f"I moved to {CITIES[(i // 997) % len(CITIES)]} this week. " + text
         turns.append({"turn_id": f"t{i:06d}", "session_id": f"s{session:05d}",
                       "timestamp": (t0 + timedelta(days=session, minutes=i % 20)).isoformat(),
-                      "role": "user" if i % 2 == 0 else "assistant", "content": text})
+                      # The user says every move: systems that extract only the user's facts (ICE)
+                      # must meet the first one at both sizes, or the small run never exercises
+                      # what the large one does (turn 5 was an assistant turn: ICE's graph leg
+                      # first ran at turn 1,002, after the 1k run had ended).
+                      "role": "user" if i % 2 == 0 or i % 997 == 5 else "assistant", "content": text})
     moves = [i for i in range(n_turns) if i % 997 == 5]
     for k, i in enumerate(moves):
         v = {"answer": CITIES[(i // 997) % len(CITIES)], "valid_from": f"t{i:06d}", "evidence": [f"t{i:06d}"]}
