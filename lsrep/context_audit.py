@@ -9,6 +9,7 @@ them. The campaign-level aggregation is `lsrep.integrity`.
 from __future__ import annotations
 
 import hashlib
+import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -58,16 +59,28 @@ def context_digest(fragments: Sequence[Fragment]) -> str:
     return hashlib.sha256(f"{texts}\x1d{cites}".encode()).hexdigest()
 
 
+def same_items(a: Sequence[Any], b: Sequence[Any]) -> bool:
+    """The same objects in the same order. Fragments are immutable, so the same content too."""
+    return a is b or (len(a) == len(b) and all(map(operator.is_, a, b)))
+
+
 def audit_context(fragments: Sequence[Fragment], prefix_len: int, expected: Expected, index: TurnIndex,
                   turn_index: Mapping[str, int]) -> ContextAudit:
-    texts = tuple([f.text for f in fragments])
-    # The same context returned to every probe of a checkpoint is judged once.
-    ckey = (texts, tuple([(f.source_turn_ids, f.kind, f.derived) for f in fragments]), prefix_len)
-    judged = index.context_cache.get(ckey)
-    if judged is None:
-        if len(index.context_cache) > 256:
-            index.context_cache.clear()
-        judged = index.context_cache[ckey] = _judge_fragments(fragments, prefix_len, index, turn_index)
+    last = index.last_context
+    if last is not None and last[1] == prefix_len and same_items(last[0], fragments):
+        # The very fragment objects of the previous context at the same prefix (a system handing
+        # out the same context to every probe of a checkpoint): its judgement, without re-keying.
+        texts, judged = last[2], last[3]
+    else:
+        texts = tuple([f.text for f in fragments])
+        # The same context returned to every probe of a checkpoint is judged once.
+        ckey = (texts, tuple([(f.source_turn_ids, f.kind, f.derived) for f in fragments]), prefix_len)
+        judged = index.context_cache.get(ckey)
+        if judged is None:
+            if len(index.context_cache) > 256:
+                index.context_cache.clear()
+            judged = index.context_cache[ckey] = _judge_fragments(fragments, prefix_len, index, turn_index)
+        index.last_context = (tuple(fragments), prefix_len, texts, judged)
     verdicts, citation, counts, carried = judged
     row: dict[str, Any] = {**counts, **evidence_metrics(expected, texts, index, turn_index).row()}
     return ContextAudit(row, verdicts, citation, carried)

@@ -7,7 +7,7 @@ import hashlib
 from datetime import datetime
 
 from lsrep.adapters.formatting import turn_line
-from lsrep.systems.full_context import FullContextMemory
+from lsrep.systems.full_context import FullContextMemory, Line
 from pydantic import BaseModel, ConfigDict, Field
 
 from lsrep.contract import Fragment, MechanismSpec, MemoryAdapter, QueryResult, ReplayTurn
@@ -41,6 +41,22 @@ class FullContextAdapter(MemoryAdapter):
 
     def reset(self, *, conversation_id: str, now: datetime) -> None:
         self.memory = FullContextMemory(context_limit=self.setup.options.context_limit)
+        self._fragments: dict[str, tuple[Line, Fragment]] = {}
+
+    def _fragment(self, line: Line) -> Fragment:
+        """The fragment of one remembered line, built once per line and reused at every query.
+
+        A line is immutable, so its fragment is a function of it; the entry is keyed by turn id and
+        holds the line it was built from, and a different line object (after `restore` or `clear`)
+        builds afresh (`tests/systems/baselines/test_full_context.py` compares with fragments
+        built afresh)."""
+        hit = self._fragments.get(line.turn_id)
+        if hit is not None and hit[0] is line:
+            return hit[1]
+        frag = Fragment(text=line.text, source_turn_ids=(line.turn_id,), tokens=line.tokens,
+                        mechanisms=(ASSEMBLE,), kind="transcript")
+        self._fragments[line.turn_id] = (line, frag)
+        return frag
 
     def ingest(self, turn: ReplayTurn, *, now: datetime) -> None:
         self.memory.add(turn.turn_id, turn.session_id, turn_line(turn))
@@ -57,13 +73,9 @@ class FullContextAdapter(MemoryAdapter):
             self.emit(TRUNCATE, "executed", count=recall.dropped_turns,
                       params={"dropped_tokens": recall.dropped_tokens})
             self.emit(TRUNCATE, "output", count=recall.dropped_turns)
-        fragments = tuple(
-            Fragment(text=line.text, source_turn_ids=(line.turn_id,), tokens=line.tokens,
-                     mechanisms=(ASSEMBLE,), kind="transcript")
-            for line in recall.lines
-        )
+        fragments = tuple(map(self._fragment, recall.lines))
         if fragments:
-            ids = tuple(f.source_turn_ids[0] for f in fragments)
+            ids = tuple([line.turn_id for line in recall.lines])
             self.emit(ASSEMBLE, "selected", count=len(fragments), source_turn_ids=ids)
         return QueryResult(fragments=fragments, truncated_tokens=recall.dropped_tokens)
 
