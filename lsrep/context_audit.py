@@ -9,13 +9,13 @@ them. The campaign-level aggregation is `lsrep.integrity`.
 from __future__ import annotations
 
 import hashlib
-import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from lsrep.contract import Fragment
 from lsrep.evidence import evidence_metrics
+from lsrep.host.wire import same_items
 from lsrep.provenance import (
     FragmentVerdict,
     TurnIndex,
@@ -57,11 +57,6 @@ def context_digest(fragments: Sequence[Fragment]) -> str:
     texts = "\x1e".join([f.text for f in fragments])
     cites = "\x1e".join(["\x1f".join(f.source_turn_ids) for f in fragments])
     return hashlib.sha256(f"{texts}\x1d{cites}".encode()).hexdigest()
-
-
-def same_items(a: Sequence[Any], b: Sequence[Any]) -> bool:
-    """The same objects in the same order. Fragments are immutable, so the same content too."""
-    return a is b or (len(a) == len(b) and all(map(operator.is_, a, b)))
 
 
 def audit_context(fragments: Sequence[Fragment], prefix_len: int, expected: Expected, index: TurnIndex,

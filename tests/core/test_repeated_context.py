@@ -2,10 +2,11 @@
 systems) is recorded from the previous observation's rows, audit and totals; the stored rows are
 the same as recording every observation afresh (the plain rule), row for row.
 
-Covered: the adapter host's wire (a repeated `$query_json` body decodes to the same result), the
-context audit's and the returned-token count's identity shortcut, and the engine's fragment rows,
-totals and in-prompt events (`lsrep.engine._ContextRows`), under persistent and isolated access,
-with a full-context window that cuts and an answerer window that drops fragments."""
+Covered: the adapter host's wire (a repeated result sent as `$query_again`, a repeated
+`$query_json` body decoded once), the context audit's and the returned-token count's identity
+shortcut, and the engine's fragment rows, totals and in-prompt events (`lsrep.engine._ContextRows`),
+under persistent and isolated access, with a full-context window that cuts and an answerer window
+that drops fragments. The plain run has the adapters in-process (no wire) and the shortcuts off."""
 
 from __future__ import annotations
 
@@ -40,11 +41,11 @@ def _campaign(root: Path, schedule: str, window: int) -> Path:
     return path
 
 
-def _rows(path: Path, store: Path):
+def _rows(path: Path, store: Path, adapter_host: str):
     from lsrep.runner import run_campaign
     from lsrep.store import RunStore
 
-    out = run_campaign(path, fresh=True, store_path=store)
+    out = run_campaign(path, fresh=True, store_path=store, adapter_host=adapter_host)
     return campaign_rows(RunStore(out.store_path), out.run_id, "")
 
 
@@ -64,13 +65,13 @@ def test_repeated_contexts_store_what_recording_afresh_stores(tmp_path, monkeypa
         return same
 
     monkeypatch.setattr(engine, "same_items", counting)
-    fast = _rows(path, tmp_path / "fast.sqlite")
+    fast = _rows(path, tmp_path / "fast.sqlite", "process")
     # The shortcuts were taken: repeated contexts were recorded from the previous observation.
     assert hits["rows"] > 0
     monkeypatch.setattr(engine, "same_items", lambda a, b: False)
     monkeypatch.setattr(context_audit, "same_items", lambda a, b: False)
     monkeypatch.setattr(wire, "_query_from_json", wire.QueryResult.model_validate_json)
-    plain = _rows(path, tmp_path / "plain.sqlite")
+    plain = _rows(path, tmp_path / "plain.sqlite", "in-process")
     assert set(fast) == set(plain) and len(fast) == 5
     for condition in plain:
         for table, rows in plain[condition].items():

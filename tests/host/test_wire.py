@@ -42,3 +42,61 @@ def test_the_dict_path_is_not_memoised():
     encoded = wire.encode(result)
     assert "$query" in encoded
     assert _through_the_wire(result) == result
+
+
+def test_a_repeated_result_goes_as_a_reference_and_comes_back_equal(monkeypatch):
+    # Through a real host: every query's result equals the adapter's, in-process; the ones whose
+    # fields are the previous result's (the same fragment objects) crossed as `$query_again`.
+    from datetime import UTC, datetime
+
+    from lsrep.contract import ReplayTurn
+    from lsrep.harness import validate_condition
+    from lsrep.host.client import HostedAdapter, open_hosted
+    from tests.host.host_adapters import RepeatingAdapter
+
+    now = datetime(2026, 3, 2, 12, tzinfo=UTC)
+    seen: list[str] = []
+    plain = HostedAdapter._query_result
+
+    def spy(self, value):
+        seen.append(next(iter(value)))
+        return plain(self, value)
+
+    monkeypatch.setattr(HostedAdapter, "_query_result", spy)
+    cls, _ = validate_condition("tests.host.host_adapters:RepeatingAdapter", {}, (), "c")
+    hosted = open_hosted(cls, {}, disable=(), retrieval_budget=None, embedder=None, llm=None, seed=0)
+    local = RepeatingAdapter.__new__(RepeatingAdapter)
+    try:
+        for adapter in (hosted, local):
+            adapter.reset(conversation_id="c", now=now)
+        script = ["q", "q", "turn", "q", "q", "copy", "copy", "q", "answer a", "answer a", "answer b", "q", "turn",
+                  "q"]
+        for i, step in enumerate(script):
+            if step == "turn":
+                turn = ReplayTurn(turn_id=f"t{i}", session_id="s", conversation_id="c", index=i, timestamp=now,
+                                  role="user", content=f"turn {i}")
+                hosted.ingest(turn, now=now)
+                local.ingest(turn, now=now)
+                continue
+            got, want = hosted.query(step, now=now), local.query(step, now=now)
+            assert got == want and got.model_dump() == want.model_dump(), step
+    finally:
+        hosted.close()
+    assert seen == ["$query_seq", "$query_again", "$query_seq", "$query_again", "$query_seq", "$query_seq",
+                    "$query_seq", "$query_seq", "$query_again", "$query_seq", "$query_seq", "$query_seq"]
+
+
+def test_a_reference_to_a_result_not_received_is_a_harness_error():
+    import pytest
+
+    from lsrep.host.client import HostedAdapter
+    from lsrep.host.wire import HostError
+
+    adapter = HostedAdapter.__new__(HostedAdapter)
+    adapter._last_query = None
+    with pytest.raises(HostError):
+        adapter._query_result({"$query_again": 0})
+    result = adapter._query_result({"$query_seq": [3, wire.encode(_result(2))]})
+    assert adapter._query_result({"$query_again": 3}) is result
+    with pytest.raises(HostError):
+        adapter._query_result({"$query_again": 2})
