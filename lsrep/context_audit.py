@@ -95,7 +95,7 @@ def _judge_fragments(fragments: Sequence[Fragment], prefix_len: int, index: Turn
         hit = cache.get(key)
         if hit is None:
             if turn_ids is None:
-                turn_ids = sorted(turn_index, key=turn_index.__getitem__)
+                turn_ids = _turn_order(index, turn_index)
             derived = is_derived(frag)
             cited = cited_positions(frag.source_turn_ids, turn_index)
             settled = index.analyse(frag.text).settled
@@ -120,6 +120,15 @@ def _judge_fragments(fragments: Sequence[Fragment], prefix_len: int, index: Turn
               "duplicate_citations": len(keys) - len(set(keys)), "context_sha256": context_digest(fragments),
               "citation_precision": n_carried / n_cited if n_cited else None}
     return tuple(verdicts), tuple(citation), counts, tuple(carried)
+
+
+def _turn_order(index: TurnIndex, turn_index: Mapping[str, int]) -> list[str]:
+    """The trajectory's turn ids by position, sorted once per unit (not at every checkpoint that
+    brings a new fragment: a sort of the whole trajectory each time)."""
+    cached = index.turn_order
+    if cached is None or cached[0] is not turn_index or cached[1] != len(turn_index):
+        cached = index.turn_order = (turn_index, len(turn_index), sorted(turn_index, key=turn_index.__getitem__))
+    return cached[2]
 
 
 def fragment_fields(verdict: FragmentVerdict, turn_ids: Sequence[str]) -> dict[str, Any]:

@@ -7,7 +7,7 @@ import hashlib
 from datetime import datetime
 
 from lsrep.adapters.formatting import turn_line
-from lsrep.systems.full_context import FullContextMemory, Line
+from lsrep.systems.full_context import FullContextMemory, Line, Recall
 from pydantic import BaseModel, ConfigDict, Field
 
 from lsrep.contract import Fragment, MechanismSpec, MemoryAdapter, QueryResult, ReplayTurn
@@ -42,6 +42,7 @@ class FullContextAdapter(MemoryAdapter):
     def reset(self, *, conversation_id: str, now: datetime) -> None:
         self.memory = FullContextMemory(context_limit=self.setup.options.context_limit)
         self._fragments: dict[str, tuple[Line, Fragment]] = {}
+        self._last_recall: tuple | None = None
 
     def _fragment(self, line: Line) -> Fragment:
         """The fragment of one remembered line, built once per line and reused at every query.
@@ -61,9 +62,22 @@ class FullContextAdapter(MemoryAdapter):
     def ingest(self, turn: ReplayTurn, *, now: datetime) -> None:
         self.memory.add(turn.turn_id, turn.session_id, turn_line(turn))
 
+    def _recall(self) -> tuple[Recall, tuple[Fragment, ...], tuple[str, ...]]:
+        """The recall with its fragments and their turn ids; the previous one again while the
+        memory object, its version and its limit are the same (every probe of a checkpoint)."""
+        memory = self.memory
+        key = (memory.version, memory.context_limit)
+        last = self._last_recall
+        if last is not None and last[0] is memory and last[1] == key:
+            return last[2]
+        recall = memory.recall()
+        out = (recall, tuple(map(self._fragment, recall.lines)), tuple([line.turn_id for line in recall.lines]))
+        self._last_recall = (memory, key, out)
+        return out
+
     def query(self, question: str, *, now: datetime) -> QueryResult:
         self.emit(ASSEMBLE, "eligible")
-        recall = self.memory.recall()
+        recall, fragments, ids = self._recall()
         self.emit(ASSEMBLE, "executed", count=len(recall.lines))
         if recall.lines:
             self.emit(ASSEMBLE, "output", count=len(recall.lines))
@@ -73,9 +87,7 @@ class FullContextAdapter(MemoryAdapter):
             self.emit(TRUNCATE, "executed", count=recall.dropped_turns,
                       params={"dropped_tokens": recall.dropped_tokens})
             self.emit(TRUNCATE, "output", count=recall.dropped_turns)
-        fragments = tuple(map(self._fragment, recall.lines))
         if fragments:
-            ids = tuple([line.turn_id for line in recall.lines])
             self.emit(ASSEMBLE, "selected", count=len(fragments), source_turn_ids=ids)
         return QueryResult(fragments=fragments, truncated_tokens=recall.dropped_tokens)
 

@@ -101,3 +101,20 @@ def test_the_same_fragments_at_another_prefix_are_judged_again():
             want.row, want.verdicts, want.citation_leaks, want.carried)
         seen.append(got.row["content_leaks"])
     assert seen == [1, 1, 0, 0, 1]
+
+
+def test_the_turn_order_is_the_mapping_in_use():
+    # The ids-by-position list is sorted once per mapping: another mapping (other ids) on the same
+    # index names its own turns in `carried`.
+    from lsrep.context_audit import audit_context
+    from lsrep.contract import Fragment
+    from lsrep.provenance import TurnIndex
+    from lsrep.references import Expected
+    from tests.core.test_fragment_rows import TURNS
+
+    index = TurnIndex(TURNS)
+    for prefix in ("t", "u", "t"):
+        turn_index = {f"{prefix}{i}": i for i in range(len(TURNS))}
+        frags = [Fragment(text=TURNS[4], source_turn_ids=(f"{prefix}4",))]
+        got = audit_context(frags, 5, Expected(ask=True), index, turn_index)
+        assert got.carried == ((f"{prefix}4",),)

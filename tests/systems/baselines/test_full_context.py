@@ -195,3 +195,16 @@ def test_fragments_reused_across_queries_equal_fragments_built_afresh():
     adapter.memory.clear()
     adapter.memory.add("t39", "s0", "after clear, the same id")
     assert adapter.query("q", now=T0).fragments == _fresh_fragments(adapter)
+    # Cleared and refilled to the same length: still the new lines' fragments.
+    adapter.memory.clear()
+    assert adapter.query("q", now=T0).fragments == () == _fresh_fragments(adapter)
+    adapter.memory.add("t39", "s0", "cleared once more")
+    assert adapter.query("q", now=T0).fragments == _fresh_fragments(adapter)
+    # A limit changed on the memory itself: the recall is made again under it.
+    for i in range(40, 50):
+        adapter.ingest(_turn(i, f"turn {i} words"), now=T0)
+    wide = adapter.query("q", now=T0)
+    adapter.memory.context_limit = 10
+    narrow = adapter.query("q", now=T0)
+    assert narrow.fragments == _fresh_fragments(adapter) and len(narrow.fragments) < len(wide.fragments)
+    assert narrow.truncated_tokens == adapter.memory.recall().dropped_tokens > wide.truncated_tokens
