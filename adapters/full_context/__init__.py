@@ -35,14 +35,19 @@ class FullContextAdapter(MemoryAdapter):
         MechanismSpec(name=TRUNCATE, description="drop the oldest turns beyond the context limit", can_disable=False),
     )
 
+    _fragments: dict[str, tuple[Line, Fragment]] | None = None
+    """Per turn id: the line a fragment was built from, and that fragment (`_fragment`)."""
+    _last_recall: tuple | None = None
+    """The memory, its (version, limit), and the recall made for them (`_recall`)."""
+
     @property
     def context_limit(self) -> int | None:  # type: ignore[override]
         return self.setup.options.context_limit
 
     def reset(self, *, conversation_id: str, now: datetime) -> None:
         self.memory = FullContextMemory(context_limit=self.setup.options.context_limit)
-        self._fragments: dict[str, tuple[Line, Fragment]] = {}
-        self._last_recall: tuple | None = None
+        self._fragments = {}
+        self._last_recall = None
 
     def _fragment(self, line: Line) -> Fragment:
         """The fragment of one remembered line, built once per line and reused at every query.
@@ -51,12 +56,15 @@ class FullContextAdapter(MemoryAdapter):
         holds the line it was built from, and a different line object (after `restore` or `clear`)
         builds afresh (`tests/systems/baselines/test_full_context.py` compares with fragments
         built afresh)."""
-        hit = self._fragments.get(line.turn_id)
+        cache = self._fragments
+        if cache is None:  # a subclass's own `reset` did not set it up
+            cache = self._fragments = {}
+        hit = cache.get(line.turn_id)
         if hit is not None and hit[0] is line:
             return hit[1]
         frag = Fragment(text=line.text, source_turn_ids=(line.turn_id,), tokens=line.tokens,
                         mechanisms=(ASSEMBLE,), kind="transcript")
-        self._fragments[line.turn_id] = (line, frag)
+        cache[line.turn_id] = (line, frag)
         return frag
 
     def ingest(self, turn: ReplayTurn, *, now: datetime) -> None:

@@ -208,3 +208,16 @@ def test_fragments_reused_across_queries_equal_fragments_built_afresh():
     narrow = adapter.query("q", now=T0)
     assert narrow.fragments == _fresh_fragments(adapter) and len(narrow.fragments) < len(wide.fragments)
     assert narrow.truncated_tokens == adapter.memory.recall().dropped_tokens > wide.truncated_tokens
+
+
+def test_a_subclass_whose_reset_skips_the_caches_still_queries():
+    class OwnReset(FullContextAdapter):
+        def reset(self, *, conversation_id: str, now) -> None:
+            self.memory = FullContextMemory(context_limit=None)
+
+    adapter = OwnReset(AdapterSetup(options=FullContextOptions(context_limit=None)))
+    adapter.reset(conversation_id="c", now=T0)
+    adapter.ingest(_turn(0, "one"), now=T0)
+    assert adapter.query("q", now=T0).fragments == _fresh_fragments(adapter)
+    adapter.ingest(_turn(1, "two"), now=T0)
+    assert adapter.query("q", now=T0).fragments == _fresh_fragments(adapter)
