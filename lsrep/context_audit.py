@@ -15,6 +15,7 @@ from typing import Any
 
 from lsrep.contract import Fragment
 from lsrep.evidence import evidence_metrics
+from lsrep.host.wire import same_items
 from lsrep.provenance import (
     FragmentVerdict,
     TurnIndex,
@@ -60,14 +61,21 @@ def context_digest(fragments: Sequence[Fragment]) -> str:
 
 def audit_context(fragments: Sequence[Fragment], prefix_len: int, expected: Expected, index: TurnIndex,
                   turn_index: Mapping[str, int]) -> ContextAudit:
-    texts = tuple([f.text for f in fragments])
-    # The same context returned to every probe of a checkpoint is judged once.
-    ckey = (texts, tuple([(f.source_turn_ids, f.kind, f.derived) for f in fragments]), prefix_len)
-    judged = index.context_cache.get(ckey)
-    if judged is None:
-        if len(index.context_cache) > 256:
-            index.context_cache.clear()
-        judged = index.context_cache[ckey] = _judge_fragments(fragments, prefix_len, index, turn_index)
+    last = index.last_context
+    if last is not None and last[1] == prefix_len and same_items(last[0], fragments):
+        # The very fragment objects of the previous context at the same prefix (a system handing
+        # out the same context to every probe of a checkpoint): its judgement, without re-keying.
+        texts, judged = last[2], last[3]
+    else:
+        texts = tuple([f.text for f in fragments])
+        # The same context returned to every probe of a checkpoint is judged once.
+        ckey = (texts, tuple([(f.source_turn_ids, f.kind, f.derived) for f in fragments]), prefix_len)
+        judged = index.context_cache.get(ckey)
+        if judged is None:
+            if len(index.context_cache) > 256:
+                index.context_cache.clear()
+            judged = index.context_cache[ckey] = _judge_fragments(fragments, prefix_len, index, turn_index)
+        index.last_context = (tuple(fragments), prefix_len, texts, judged)
     verdicts, citation, counts, carried = judged
     row: dict[str, Any] = {**counts, **evidence_metrics(expected, texts, index, turn_index).row()}
     return ContextAudit(row, verdicts, citation, carried)
@@ -87,7 +95,7 @@ def _judge_fragments(fragments: Sequence[Fragment], prefix_len: int, index: Turn
         hit = cache.get(key)
         if hit is None:
             if turn_ids is None:
-                turn_ids = sorted(turn_index, key=turn_index.__getitem__)
+                turn_ids = _turn_order(index, turn_index)
             derived = is_derived(frag)
             cited = cited_positions(frag.source_turn_ids, turn_index)
             settled = index.analyse(frag.text).settled
@@ -112,6 +120,15 @@ def _judge_fragments(fragments: Sequence[Fragment], prefix_len: int, index: Turn
               "duplicate_citations": len(keys) - len(set(keys)), "context_sha256": context_digest(fragments),
               "citation_precision": n_carried / n_cited if n_cited else None}
     return tuple(verdicts), tuple(citation), counts, tuple(carried)
+
+
+def _turn_order(index: TurnIndex, turn_index: Mapping[str, int]) -> list[str]:
+    """The trajectory's turn ids by position, sorted once per unit (not at every checkpoint that
+    brings a new fragment: a sort of the whole trajectory each time)."""
+    cached = index.turn_order
+    if cached is None or cached[0] is not turn_index or cached[1] != len(turn_index):
+        cached = index.turn_order = (turn_index, len(turn_index), sorted(turn_index, key=turn_index.__getitem__))
+    return cached[2]
 
 
 def fragment_fields(verdict: FragmentVerdict, turn_ids: Sequence[str]) -> dict[str, Any]:

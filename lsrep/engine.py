@@ -16,6 +16,7 @@ import json
 import shutil
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,7 @@ from tqdm import tqdm
 from lsrep.answer import Answerer, make_answerer
 from lsrep.answer.prompt import build_messages, prompt_tokens
 from lsrep.answering import AnswerPool, Asked, Deferred, answer_concurrency, captured
-from lsrep.context_audit import ContextAudit, audit_context, enforce_budget
+from lsrep.context_audit import ContextAudit, audit_context, enforce_budget, same_items
 from lsrep.contract import (
     FidelityEvent,
     Fragment,
@@ -117,6 +118,8 @@ class _Replay:
         self.observations: list[dict[str, Any]] = []
         self.fragments: list[dict[str, Any]] = []
         self.fragment_rows = FragmentRows(self.index, self.turn_ids)
+        self._last_context: _ContextRows | None = None
+        self._last_returned: tuple[tuple[Fragment, ...], int] | None = None
         self.judgements: list[dict[str, Any]] = []
         self.maintenance: list[dict[str, Any]] = []
         self.llm_calls: list[dict[str, Any]] = []
@@ -291,7 +294,12 @@ class _Replay:
         row["system_answer"] = result.answer
         row["truncated_tokens"] = result.truncated_tokens
         budget = task.retrieval_budget
-        returned_tokens = sum(estimate_tokens(f.text) for f in fragments)
+        last = self._last_returned
+        if last is not None and same_items(last[0], result.fragments):
+            returned_tokens = last[1]
+        else:
+            returned_tokens = sum(estimate_tokens(f.text) for f in fragments)
+            self._last_returned = (result.fragments, returned_tokens)
         row["budget_exceeded"] = int(budget is not None and returned_tokens > budget)
         row["budget_violation"] = int(bool(row["budget_exceeded"]) and self.adapter_cls.honours_budget)
         if task.enforce_budget and budget is not None:
@@ -375,29 +383,51 @@ class _Replay:
 
     def _record_fragments(self, row: dict[str, Any], fragments: list[Fragment], step: CheckpointStep,
                           returned: tuple[tuple[Fragment, ...], ContextAudit]) -> None:
-        sources: set[str] = set()
-        tokens = 0
         obs_id = row["obs_id"]
         # Leaks are counted over everything the system returned, recorded or cut.
         all_frags, audit = returned
+        last = self._last_context
+        if (last is not None and last.verdicts is audit.verdicts and last.citation_leaks is audit.citation_leaks
+                and last.carried is audit.carried and same_items(last.returned, all_frags)
+                and same_items(last.used, fragments)):
+            # The previous observation's context, audit and answerer's cut again (every probe of a
+            # checkpoint, for many systems): its rows under this observation's id, its totals.
+            self.fragments.extend([{**r, "obs_id": obs_id} for r in last.rows])
+        else:
+            last = self._last_context = self._context_rows(obs_id, fragments, all_frags, audit)
+            self.fragments.extend(last.rows)
+        row["proven_leak"] = last.proven_leak
+        row["unattributed"] += last.unattributed
+        row["n_fragments"], row["context_tokens"] = len(fragments), last.tokens
+        evidence = json.loads(row["evidence_ids"])
+        if evidence:
+            row["evidence_recall"] = len(last.sources & set(evidence)) / len(evidence)
+        self.log.where = {"step": "assemble", "checkpoint": step.ordinal, "probe_id": row["probe_id"]}
+        for event in last.in_prompt:
+            self.log.record_event(event)
+        self.log.where = {}
+
+    def _context_rows(self, obs_id: str, fragments: list[Fragment], all_frags: tuple[Fragment, ...],
+                      audit: ContextAudit) -> _ContextRows:
+        """One observation's fragment rows and what it sums from them (the plain rule)."""
+        sources: set[str] = set()
+        tokens = unattributed = 0
         verdicts, citation_leaks, carried = audit.verdicts, audit.citation_leaks, audit.carried
         position = {id(f): i for i, f in enumerate(all_frags)}
-        row["proven_leak"] = sum(v.leak or c for v, c in zip(verdicts, citation_leaks, strict=True))
-        make, append = self.fragment_rows.row, self.fragments.append
+        proven_leak = sum(v.leak or c for v, c in zip(verdicts, citation_leaks, strict=True))
+        make = self.fragment_rows.row
+        rows = []
         for rank, frag in enumerate(fragments):
             i = position[id(frag)]
             sources.update(carried[i])  # a citation counts only where the text carries the turn
-            row["unattributed"] += not frag.source_turn_ids
+            unattributed += not frag.source_turn_ids
             frow = make(obs_id, rank, frag, verdicts[i], citation_leaks[i], carried[i])
             tokens += frow["tokens"]
-            append(frow)
-        row["n_fragments"], row["context_tokens"] = len(fragments), tokens
-        evidence = json.loads(row["evidence_ids"])
-        if evidence:
-            row["evidence_recall"] = len(sources & set(evidence)) / len(evidence)
-        self._in_prompt_events(fragments, step, row["probe_id"])
+            rows.append(frow)
+        return _ContextRows(tuple(all_frags), tuple(fragments), verdicts, citation_leaks, carried, rows,
+                            proven_leak, unattributed, tokens, frozenset(sources), self._in_prompt_events(fragments))
 
-    def _in_prompt_events(self, fragments: list[Fragment], step: CheckpointStep, probe_id: str) -> None:
+    def _in_prompt_events(self, fragments: list[Fragment]) -> tuple[FidelityEvent, ...]:
         # The harness, not the adapter, knows what reached the answer prompt. Credit goes to the
         # fragment's producers: a mechanism whose declared stages exclude `in_prompt` (a pass-through
         # such as fusion or a cap) is not credited for what others produced (docs/fidelity.md).
@@ -407,12 +437,10 @@ class _Replay:
             for mech in frag.mechanisms:
                 if mech not in passes:
                     by_mechanism.setdefault(mech, []).extend(frag.source_turn_ids)
-        self.log.where = {"step": "assemble", "checkpoint": step.ordinal, "probe_id": probe_id}
-        for mech, ids in sorted(by_mechanism.items()):
-            # Built by the harness from validated fragments: no second validation per probe.
-            self.log.record_event(FidelityEvent.model_construct(mechanism=mech, stage="in_prompt", count=len(ids),
-                                                                source_turn_ids=tuple(dict.fromkeys(ids))))
-        self.log.where = {}
+        # Built by the harness from validated fragments: no second validation per probe.
+        return tuple(FidelityEvent.model_construct(mechanism=mech, stage="in_prompt", count=len(ids),
+                                                   source_turn_ids=tuple(dict.fromkeys(ids)))
+                     for mech, ids in sorted(by_mechanism.items()))
 
     @functools.cached_property
     def _passes(self) -> frozenset[str]:
@@ -448,6 +476,26 @@ class _Replay:
             "adapter_logs": [{"run_id": task.run_id, "unit_id": task.unit_id, "condition": task.condition, **r}
                              for r in getattr(self.guard.adapter, "host_diagnostics", ())],
         })
+
+
+@dataclass(frozen=True)
+class _ContextRows:
+    """What `_record_fragments` derived from one returned context, its audit and the fragments the
+    answerer used: reused as a whole when the next observation has all of them again (the same
+    objects: `same_items`, and the audit's cached tuples by identity)."""
+
+    returned: tuple[Fragment, ...]
+    used: tuple[Fragment, ...]
+    verdicts: tuple
+    citation_leaks: tuple
+    carried: tuple
+    rows: list[dict[str, Any]]
+    """The first observation's fragment rows (stored as they are, never changed afterwards)."""
+    proven_leak: int
+    unattributed: int
+    tokens: int
+    sources: frozenset[str]
+    in_prompt: tuple[FidelityEvent, ...]
 
 
 def deterministic_judgement(row: dict[str, Any]) -> dict[str, Any]:

@@ -213,6 +213,10 @@ class TurnIndex:
         self.fragment_cache: dict[tuple, tuple] = {}
         self.context_cache: dict[tuple, tuple] = {}
         """Per (text, citations, kind): what `context_audit` needs to judge it at any prefix."""
+        self.last_context: tuple | None = None
+        """The last context `context_audit` judged: (its fragments, prefix, texts, judgement)."""
+        self.turn_order: tuple | None = None
+        """(turn index mapping, its length, its ids by position): `context_audit._turn_order`."""
         self._verdicts: dict[tuple[str, int, tuple[int, ...], bool], FragmentVerdict] = {}
 
     @classmethod

@@ -319,6 +319,8 @@ class HostedAdapter:
         self.disabled = frozenset(disable)
         self._sink: EventSink | None = None
         self._queued: deque[tuple[str, Any, dict[str, Any]]] = deque()
+        self._last_query: tuple[int, Any] | None = None
+        """The last query result the host sent whole, with its sequence number (`$query_again`)."""
         self.last_ms = 0.0
         from lsrep.embed.hashing import HashingEmbedder
 
@@ -463,7 +465,24 @@ class HostedAdapter:
                 self._sink(FidelityEvent.model_validate(event))
         if "error" in reply:
             raise remote_exception(reply["error"])
+        if method == "query":
+            return self._query_result(reply["ok"])
         return decode(reply["ok"]) if method != "snapshot" else reply["ok"]
+
+    def _query_result(self, value: Any) -> Any:
+        if isinstance(value, dict) and len(value) == 1:
+            if "$query_seq" in value:
+                seq, body = value["$query_seq"]
+                result = decode(body)
+                self._last_query = (seq, result)
+                return result
+            if "$query_again" in value:
+                last = self._last_query
+                if last is None or last[0] != value["$query_again"]:
+                    raise HostError(f"the host referred to query result {value['$query_again']!r}, but the last "
+                                    f"one received is {None if last is None else last[0]!r} (harness bug)")
+                return last[1]
+        return decode(value)
 
 
 def _wire_args(args: tuple, kwargs: dict[str, Any]) -> tuple[Any, Any]:

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import jsonfast
+
 
 class LockBusy(RuntimeError):
     """The non-blocking consolidation lock is held by another writer."""
@@ -88,7 +90,8 @@ def write_json(path: Path, data: Any) -> None:
     """Write sorted, indented JSON through a temporary file and an atomic rename."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    # The text of json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True), written faster.
+    tmp.write_text(jsonfast.dumps(data) + "\n", encoding="utf-8")
     os.replace(tmp, path)
 
 

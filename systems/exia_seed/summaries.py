@@ -29,7 +29,7 @@ from .graph import write_graph, write_index
 from .pages import Page, load_pages
 from .prompts import summary_messages
 from .settings import Settings
-from .text import capitalised_names, digit_groups, fold
+from .text import capitalised_names, digit_groups, fold, fold_joined
 
 Complete = Callable[[Sequence[dict[str, str]]], str]
 _PATH = re.compile(r"[\w.\-]+/[\w.\-/]+|\b[\w\-]+\.(?:md|json|py|txt)\b|[A-Za-z]:\\")
@@ -57,7 +57,7 @@ def veto(summary: str, page: Page, settings: Settings) -> str | None:
         return "résumé vide"
     if len(summary) > settings.summary_max_chars:
         return "résumé trop long"
-    page_text = fold(" ".join([page.name, *page.aliases, *(f.text for f in page.facts)]))
+    page_text = fold_joined([page.name, *page.aliases, *(f.text for f in page.facts)])
     for name in capitalised_names(summary):
         if fold(name) not in page_text:
             return f"nom absent de la fiche: {name}"

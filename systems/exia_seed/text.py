@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
+from collections.abc import Sequence
 from datetime import date
 
 STOPWORDS: frozenset[str] = frozenset(
@@ -61,6 +62,17 @@ def fold(text: str) -> str:
     decomposed = unicodedata.normalize("NFKD", text)
     bare = "".join(c for c in decomposed if not unicodedata.combining(c))
     return " ".join(bare.lower().split())
+
+
+def fold_joined(parts: Sequence[str]) -> str:
+    """`fold(" ".join(parts))`, from each part's (cached) fold.
+
+    The same text: decomposition and the removal of combining marks are per character (a space is
+    a starter, so no reordering crosses it), lowercasing looks past the space only for a final
+    sigma, which the space ends either way, and the joined whitespace collapses as each part's
+    does (empty folds dropped). A page's whole text was folded afresh at every summary check.
+    """
+    return " ".join([f for f in map(fold, parts) if f])
 
 
 def words(text: str) -> list[str]:

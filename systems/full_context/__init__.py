@@ -41,6 +41,8 @@ class FullContextMemory:
     lines: list[Line] = field(default_factory=list)
     _total: int = 0
     _held: set[str] = field(default_factory=set)
+    version: int = 0
+    """Changes whenever the lines do through `add` or `clear`: what a caller may key a recall on."""
 
     def add(self, turn_id: str, session_id: str, text: str) -> None:
         """Append a turn; a turn id already held is not added again."""
@@ -50,6 +52,7 @@ class FullContextMemory:
         line = Line(turn_id, session_id, text, estimate(text))
         self.lines.append(line)
         self._total += line.tokens
+        self.version += 1
 
     def recall(self) -> Recall:
         if self.context_limit is None or self._total <= self.context_limit:
@@ -70,3 +73,4 @@ class FullContextMemory:
         self.lines.clear()
         self._held.clear()
         self._total = 0
+        self.version += 1

@@ -250,3 +250,19 @@ class NetworkReachingAdapter(MemoryAdapter):
                 peer.sendall(b"own loopback")
                 reached["own"] = conn.recv(64).decode()
         return QueryResult(fragments=(Fragment(text=json.dumps(reached)),))
+
+
+class RepeatingAdapter(MemoryAdapter):
+    """Returns its turns as fragments, the same fragment objects at every query until a turn comes;
+    a question starting with "copy" gets equal but new fragment objects, "answer" an own answer."""
+
+    def reset(self, *, conversation_id: str, now: datetime) -> None:
+        self.frags: tuple[Fragment, ...] = ()
+
+    def ingest(self, turn: ReplayTurn, *, now: datetime) -> None:
+        self.frags += (Fragment(text=turn.content, source_turn_ids=(turn.turn_id,)),)
+
+    def query(self, question: str, *, now: datetime) -> QueryResult:
+        if question.startswith("copy"):
+            return QueryResult(fragments=tuple(f.model_copy() for f in self.frags))
+        return QueryResult(fragments=self.frags, answer=question if question.startswith("answer") else None)

@@ -160,3 +160,64 @@ def test_the_dropped_count_is_exact_for_any_history_length():
         recall = filled(limit, [1] * n).recall()
         assert [line.turn_id for line in recall.lines] == [f"t{i}" for i in range(n - limit, n)]
         assert (recall.dropped_turns, recall.dropped_tokens) == (n - limit, n - limit)
+
+
+def _fresh_fragments(adapter: FullContextAdapter) -> tuple:
+    """The plain rule: one fragment built afresh per kept line (what `query` did before its cache)."""
+    from lsrep.contract import Fragment
+
+    return tuple(Fragment(text=line.text, source_turn_ids=(line.turn_id,), tokens=line.tokens,
+                          mechanisms=(ASSEMBLE,), kind="transcript") for line in adapter.memory.recall().lines)
+
+
+def test_fragments_reused_across_queries_equal_fragments_built_afresh():
+    adapter, _ = _adapter(limit=60)
+    seen = []
+    for i in range(40):
+        adapter.ingest(_turn(i, f"turn {i} " + "word " * (i % 7)), now=T0)
+        if i % 3 == 0:
+            first, again = adapter.query("q", now=T0), adapter.query("q", now=T0)
+            assert first.fragments == again.fragments == _fresh_fragments(adapter)
+            # Reused, not rebuilt: the second query hands out the same fragment objects.
+            assert all(a is b for a, b in zip(first.fragments, again.fragments, strict=True))
+            seen.append(first.fragments)
+        if i == 20:
+            snap = adapter.snapshot()
+        if i == 30:
+            adapter.restore(snap)  # new line objects: their fragments are built from them
+            assert adapter.query("q", now=T0).fragments == _fresh_fragments(adapter)
+    assert any(len(f) < len(adapter.memory.lines) for f in seen)  # the cut was exercised
+    # A turn id seen before a reset, re-added with other text, gets the new text's fragment.
+    adapter.reset(conversation_id="c", now=T0)
+    adapter.ingest(_turn(39, "quite another text"), now=T0)
+    assert adapter.query("q", now=T0).fragments == _fresh_fragments(adapter)
+    assert "quite another text" in adapter.query("q", now=T0).fragments[0].text
+    adapter.memory.clear()
+    adapter.memory.add("t39", "s0", "after clear, the same id")
+    assert adapter.query("q", now=T0).fragments == _fresh_fragments(adapter)
+    # Cleared and refilled to the same length: still the new lines' fragments.
+    adapter.memory.clear()
+    assert adapter.query("q", now=T0).fragments == () == _fresh_fragments(adapter)
+    adapter.memory.add("t39", "s0", "cleared once more")
+    assert adapter.query("q", now=T0).fragments == _fresh_fragments(adapter)
+    # A limit changed on the memory itself: the recall is made again under it.
+    for i in range(40, 50):
+        adapter.ingest(_turn(i, f"turn {i} words"), now=T0)
+    wide = adapter.query("q", now=T0)
+    adapter.memory.context_limit = 10
+    narrow = adapter.query("q", now=T0)
+    assert narrow.fragments == _fresh_fragments(adapter) and len(narrow.fragments) < len(wide.fragments)
+    assert narrow.truncated_tokens == adapter.memory.recall().dropped_tokens > wide.truncated_tokens
+
+
+def test_a_subclass_whose_reset_skips_the_caches_still_queries():
+    class OwnReset(FullContextAdapter):
+        def reset(self, *, conversation_id: str, now) -> None:
+            self.memory = FullContextMemory(context_limit=None)
+
+    adapter = OwnReset(AdapterSetup(options=FullContextOptions(context_limit=None)))
+    adapter.reset(conversation_id="c", now=T0)
+    adapter.ingest(_turn(0, "one"), now=T0)
+    assert adapter.query("q", now=T0).fragments == _fresh_fragments(adapter)
+    adapter.ingest(_turn(1, "two"), now=T0)
+    assert adapter.query("q", now=T0).fragments == _fresh_fragments(adapter)

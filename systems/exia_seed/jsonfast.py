@@ -1,0 +1,109 @@
+"""`json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True)`, the same text, faster.
+
+The state files (`etat/progress.json` above all: rewritten at every turn, it lists every closed
+batch and every integrated line) are written in this form. The standard library writes indented
+JSON in pure Python, one generator step per token, so rewriting the whole journal at every turn
+cost more than everything else a turn does. Here each container is one `join`, and a container of
+plain strings and integers already written at the same depth (a closed batch, a batch's
+integrated lines: they never change once written) is looked up instead of written again.
+
+Only containers of strings, integers and None are kept (with their values' exact types in the
+key), so equal values that write differently (0.0 and -0.0) never share an entry.
+`tests/systems/exia_seed/test_exia_jsonfast.py` compares the text with `json.dumps` on random
+nested data (every scalar type, unicode, non-string keys, empty containers) and on repeats.
+"""
+
+from __future__ import annotations
+
+import json.encoder
+from typing import Any
+
+_escape = json.encoder.encode_basestring  # the C version where available, as json.dumps uses
+_INF = float("inf")
+_PLAIN = (str, int, type(None))
+"""Exact types a memoised container may hold: equal values of these always write the same text
+(unlike 0.0 and -0.0, or 1, 1.0 and True, which are equal keys but different JSON)."""
+_memo: dict[tuple, str] = {}
+MEMO_LIMIT = 100_000
+
+
+def _get(key: tuple) -> str | None:
+    try:
+        return _memo.get(key)
+    except TypeError:  # a container holding containers: never kept
+        return None
+
+
+def _float(o: float) -> str:
+    if o != o:
+        return "NaN"
+    if o == _INF:
+        return "Infinity"
+    if o == -_INF:
+        return "-Infinity"
+    return float.__repr__(o)
+
+
+def _key(k: Any) -> str:
+    if isinstance(k, str):
+        return _escape(k)
+    if isinstance(k, float):
+        return _escape(_float(k))
+    if k is True:
+        return '"true"'
+    if k is False:
+        return '"false"'
+    if k is None:
+        return '"null"'
+    if isinstance(k, int):
+        return _escape(int.__repr__(k))
+    raise TypeError(f"keys must be str, int, float, bool or None, not {k.__class__.__name__}")
+
+
+def _encode(o: Any, level: int) -> str:
+    if isinstance(o, str):
+        return _escape(o)
+    if o is None:
+        return "null"
+    if o is True:
+        return "true"
+    if o is False:
+        return "false"
+    if isinstance(o, int):
+        return int.__repr__(o)
+    if isinstance(o, float):
+        return _float(o)
+    if isinstance(o, (list, tuple)):
+        if not o:
+            return "[]"
+        # The values' exact types are part of the key: 1, 1.0 and True are equal, their texts not.
+        mkey = (level, "[", *o, *map(type, o))
+        hit = _get(mkey)
+        if hit is not None:
+            return hit
+        plain = all(type(v) in _PLAIN for v in o)
+        inner = "\n" + " " * (level + 1)
+        text = f"[{inner}{(',' + inner).join([_encode(v, level + 1) for v in o])}\n{' ' * level}]"
+    elif isinstance(o, dict):
+        if not o:
+            return "{}"
+        mkey = (level, "{", *o.items(), *map(type, o), *map(type, o.values()))
+        hit = _get(mkey)
+        if hit is not None:
+            return hit
+        items = sorted(o.items())
+        plain = all(type(k) is str and type(v) in _PLAIN for k, v in items)
+        inner = "\n" + " " * (level + 1)
+        text = f"{{{inner}{(',' + inner).join([f'{_key(k)}: {_encode(v, level + 1)}' for k, v in items])}\n{' ' * level}}}"
+    else:
+        raise TypeError(f"Object of type {o.__class__.__name__} is not JSON serializable")
+    if plain:
+        if len(_memo) >= MEMO_LIMIT:
+            _memo.clear()
+        _memo[mkey] = text
+    return text
+
+
+def dumps(data: Any) -> str:
+    """`json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True)` (data without cycles)."""
+    return _encode(data, 0)
