@@ -352,3 +352,15 @@ def test_read_of_a_section_that_is_empty_emits_executed(tmp_path):
     assert out["sections"] == {} and out["repli"] == [] and out["pistes"] == []
     assert (events[-1].stage, events[-1].count, events[-1].reason) == ("executed", 0, "resolved")
     assert "error" not in out
+
+
+def test_search_ties_go_to_the_smaller_id_whatever_order_the_scores_arrive_in(tmp_path):
+    # Concept-only facts all score the credit and arrive in page order (zb before za); BM25's ties
+    # already arrive by id, so only these tell the sort's id key from arrival order.
+    memoire = build(tmp_path, [Page(slug="g", name="Garden", concepts=["gardening"], facts=[
+        fact("zb", "Tomatoes need sun", concepts=["gardening"]),
+        fact("za", "Roses need rain", concepts=["gardening"]),
+        fact("zc", "Basil needs warmth", concepts=["gardening"])])])
+    out, events = chercher(memoire, requete="gardening")
+    assert [(v["id"], v["score"]) for v in out["faits"]] == [("za", 1.0), ("zb", 1.0), ("zc", 1.0)]
+    assert events[-1].ids == ("za", "zb", "zc")
