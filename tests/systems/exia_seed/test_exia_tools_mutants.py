@@ -1,7 +1,8 @@
 """EXIA's explicit tools and the cache they rank with, on hand-built pages: memoire_chercher's BM25
 pool, limit, concept credit, filters, tie order, trails and event; memoire_lire's sections, trail,
 newest-neighbour fallback, date filters and event; Memoire's edge weights, bm25, neighbours_of,
-resolve and nodes_with. Written to kill the mutants of `scripts/mutation/exia-tools.toml`."""
+resolve and nodes_with; and admission to a page (pages.py add_fact's source-level dedupe,
+supersede, Catalogue.resolve_or_create). Written to kill the mutants of `scripts/mutation/exia-tools.toml`."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from lsrep.systems.exia_seed.cache import Memoire, _fts_or
 from lsrep.systems.exia_seed.events import Emitter
 from lsrep.systems.exia_seed.files import MemoryPaths
 from lsrep.systems.exia_seed.graph import write_graph
-from lsrep.systems.exia_seed.pages import Fact, Page
+from lsrep.systems.exia_seed.pages import Catalogue, Fact, Page
 from lsrep.systems.exia_seed.tools import _day_number, fact_view, read, search
 
 NOW = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
@@ -364,3 +365,75 @@ def test_search_ties_go_to_the_smaller_id_whatever_order_the_scores_arrive_in(tm
     out, events = chercher(memoire, requete="gardening")
     assert [(v["id"], v["score"]) for v in out["faits"]] == [("za", 1.0), ("zb", 1.0), ("zc", 1.0)]
     assert events[-1].ids == ("za", "zb", "zc")
+
+
+# ----------------------------------------------------------------------------- pages.py
+
+
+def test_add_fact_drops_the_same_text_with_the_same_refs_in_any_order_and_unions_concepts():
+    page = Page(slug="p", name="P", concepts=["walks"])
+    first = Fact(id="a", text="Rex runs", section="episodic", refs=["brut:b1:2", "brut:b1:1"], concepts=["dogs"])
+    assert page.add_fact(first) is True and page.concepts == ["dogs", "walks"]
+    again = Fact(id="b", text="Rex runs", section="semantic", refs=["brut:b1:1", "brut:b1:2"], concepts=["zoo"])
+    assert page.add_fact(again) is False
+    assert [f.id for f in page.facts] == ["a"] and page.concepts == ["dogs", "walks"]
+    other_refs = Fact(id="c", text="Rex runs", section="episodic", refs=["brut:b1:3"], concepts=["walks"])
+    assert page.add_fact(other_refs) is True
+    other_text = Fact(id="d", text="Rex sits", section="episodic", refs=["brut:b1:1", "brut:b1:2"])
+    assert page.add_fact(other_text) is True
+    assert [f.id for f in page.facts] == ["a", "c", "d"] and page.concepts == ["dogs", "walks"]
+
+
+def kv(fid: str, value: str | None, said: str | None, key: str | None = "lives_in", **kw) -> Fact:
+    return Fact(id=fid, text=f"lives in {value}", section="semantic", refs=[f"brut:b1:{fid}"], said=said,
+                key=key, value=value, **kw)
+
+
+def test_supersede_marks_older_or_same_day_other_values_of_the_key_only():
+    new = kv("new", "Rome", "2026-03-05")
+    page = Page(slug="u", name="User", facts=[
+        kv("older", "Paris", "2026-03-01"),
+        kv("same_day", "Oslo", "2026-03-05"),
+        kv("undated", "Nice", None),
+        kv("later", "Bern", "2026-03-06"),  # a newer statement is not overwritten
+        kv("same_value", "ROME", "2026-03-01"),  # the same value, folded
+        kv("other_key", "Lyon", "2026-03-01", key="works_in"),
+        kv("no_key", "Pisa", "2026-03-01", key=None),
+        kv("done", "Riga", "2026-03-01", superseded_by="x"),
+        new])
+    assert page.supersede(new) == ["older", "same_day", "undated"]
+    marks = {f.id: f.superseded_by for f in page.facts}
+    assert marks == {"older": "new", "same_day": "new", "undated": "new", "later": None, "same_value": None,
+                     "other_key": None, "no_key": None, "done": "x", "new": None}
+    assert page.supersede(new) == []  # already marked
+
+
+def test_supersede_without_a_key_or_a_date_on_the_new_fact():
+    page = Page(slug="u", name="User", facts=[kv("old", "Paris", None), kv("dated", "Oslo", "2026-03-01")])
+    assert page.supersede(kv("k", "Rome", "2026-03-05", key=None)) == []
+    assert page.supersede(kv("k", "Rome", "2026-03-05", key="")) == []
+    assert all(f.superseded_by is None for f in page.facts)
+    assert page.supersede(kv("n", "Rome", None)) == ["old"]  # undated: only undated ones
+    assert page.supersede(kv("v", None, "2026-03-09")) == ["dated"]  # no value differs from "Oslo"
+
+
+def test_catalogue_resolves_names_and_aliases_folded_first_page_first():
+    rex = Page(slug="rex", name="Rex", aliases=["Le Chien"])
+    twin = Page(slug="twin", name="rex")
+    cat = Catalogue({"rex": rex, "twin": twin})
+    assert cat.resolve(" REX ") is rex and cat.resolve("le  chien") is rex
+    assert cat.resolve("Tom") is None
+    assert cat.resolve_or_create("le chien") == (rex, False)
+
+
+def test_resolve_or_create_numbers_slug_collisions_and_registers_the_new_name():
+    pages = {"rex": Page(slug="rex", name="Rexy"), "rex-2": Page(slug="rex-2", name="Rexo")}
+    cat = Catalogue(pages)
+    page, created = cat.resolve_or_create("  Rex ")
+    assert created is True and (page.slug, page.name) == ("rex-3", "Rex") and pages["rex-3"] is page
+    assert cat.resolve_or_create("rex") == (page, False)
+    fresh, created = cat.resolve_or_create("Tom  Hanks")
+    assert created and (fresh.slug, fresh.name) == ("tom-hanks", "Tom Hanks") and list(pages)[-1] == "tom-hanks"
+    solo = Catalogue({"bob": Page(slug="bob", name="Bobby")})
+    page, created = solo.resolve_or_create("Bob")
+    assert created and page.slug == "bob-2"
