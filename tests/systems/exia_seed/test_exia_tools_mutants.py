@@ -6,6 +6,7 @@ supersede, Catalogue.resolve_or_create). Written to kill the mutants of `scripts
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from datetime import UTC, datetime
 
@@ -84,6 +85,20 @@ def test_edge_weights_are_proof_counts_over_the_heaviest_and_neighbours_sort_by_
     assert memoire.neighbours_of("alpha") == [("hub", 1.0)]
     assert memoire.neighbours_of("missing") == []
     assert memoire.edges[("alpha", "hub")] == ["h1", "h2"]
+
+
+def test_neighbour_ties_sort_by_slug_whatever_order_the_edge_file_lists_them(tmp_path):
+    paths = MemoryPaths(tmp_path / "mem")
+    pages = [Page(slug=s, name=s.capitalize(), facts=[fact(s + "1", "quiet")]) for s in ("hub", "alpha", "zulu", "mike")]
+    for page in pages:
+        page.write(paths.fiches)
+    edges = [{"a": "hub", "b": "zulu", "preuves": ["x"]}, {"a": "alpha", "b": "hub", "preuves": ["y"]},
+             {"a": "hub", "b": "mike", "preuves": ["z", "w"]}, {"a": "alpha", "b": "mike", "preuves": ["v"]}]
+    paths.aretes.parent.mkdir(parents=True, exist_ok=True)
+    paths.aretes.write_text(json.dumps({"generation": 1, "aretes": edges}), encoding="utf-8")
+    memoire = Memoire(paths)
+    assert memoire.neighbours_of("hub") == [("mike", 1.0), ("alpha", 0.5), ("zulu", 0.5)]
+    assert memoire.neighbours_of("mike") == [("hub", 1.0), ("alpha", 0.5)]
 
 
 def test_edges_to_a_page_that_is_gone_are_dropped(tmp_path):
@@ -282,6 +297,7 @@ def test_read_sections_drop_the_future_and_filter_by_folded_section_name(tmp_pat
     out, _ = lire(memoire, sujet="Rex", section="SEMANTIC ")
     assert list(out["sections"]) == ["semantic"]
     out, _ = lire(memoire, fixed(enforce_privacy=True), sujet="rex", section="episodic")
+    assert list(out["sections"]) == ["episodic"]  # "semantic" sorts after it and is still left out
     assert [v["id"] for v in out["sections"]["episodic"]] == ["r4", "r5", "r6"]
 
 
