@@ -7,6 +7,7 @@ supersede, Catalogue.resolve_or_create). Written to kill the mutants of `scripts
 from __future__ import annotations
 
 import json
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import UTC, datetime
 
@@ -453,3 +454,12 @@ def test_resolve_or_create_numbers_slug_collisions_and_registers_the_new_name():
     solo = Catalogue({"bob": Page(slug="bob", name="Bobby")})
     page, created = solo.resolve_or_create("Bob")
     assert created and page.slug == "bob-2"
+
+
+def test_a_memoire_built_in_one_thread_answers_in_another(tmp_path):
+    # The recall cache is shared: a tool call may run on another thread than the one that built it.
+    memoire = build(tmp_path, [Page(slug="rex", name="Rex", facts=[fact("r1", "Rex loves the park")])])
+    with ThreadPoolExecutor(max_workers=1) as pool_:
+        rows = pool_.submit(memoire.bm25, ["park"], 5).result()
+        nodes = pool_.submit(memoire.nodes_with, "rex").result()
+    assert [fid for fid, _ in rows] == ["r1"] and nodes == {"rex"}
