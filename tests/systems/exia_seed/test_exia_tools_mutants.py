@@ -463,3 +463,9 @@ def test_a_memoire_built_in_one_thread_answers_in_another(tmp_path):
         rows = pool_.submit(memoire.bm25, ["park"], 5).result()
         nodes = pool_.submit(memoire.nodes_with, "rex").result()
     assert [fid for fid, _ in rows] == ["r1"] and nodes == {"rex"}
+
+
+def test_resolve_or_create_counts_past_a_chain_of_three_collisions():
+    pages = {s: Page(slug=s, name=f"Other {s}") for s in ("rex", "rex-2", "rex-3")}
+    page, created = Catalogue(pages).resolve_or_create("Rex")
+    assert created and page.slug == "rex-4"
