@@ -379,3 +379,20 @@ def test_slots_set_overwrite_delete_and_order(tmp_path: Path):
     store.delete("absent")
     assert store.items() == [("name", "Ada L.")]
     store.close()
+
+
+def test_procedure_search_skips_an_empty_trigger_and_goes_on(tmp_path: Path):
+    store = _procedures(tmp_path, [("", "i1", unit(1.0)), ("oven", "i2", unit(1.0)),
+                                   ("", "i3", unit(1.0)), ("kettle", "i4", unit(0.5))])
+    assert store.search("zzz", unit(1.0), 10, 0.0) == ["proc-00002", "proc-00004"]
+
+
+def test_document_add_refuses_an_embedder_that_drops_rows(tmp_path: Path):
+    class Short(TableEmbedder):
+        def embed(self, texts):
+            return super().embed(texts)[:1]
+
+    store = DocumentStore(tmp_path / "d.sqlite", Short())
+    with pytest.raises(ValueError):
+        store.add("d", "One. Two.", target_tokens=1, now=at(0))
+    assert store.count() == 0
