@@ -396,3 +396,17 @@ def test_document_add_refuses_an_embedder_that_drops_rows(tmp_path: Path):
     with pytest.raises(ValueError):
         store.add("d", "One. Two.", target_tokens=1, now=at(0))
     assert store.count() == 0
+
+
+def test_document_search_rrf_sums_from_zero(tmp_path: Path):
+    # d#1: vector rank 1, lexical rank 3; d#0: vector rank 3, lexical rank 1; d#2: rank 2 in both.
+    # With rrf_k 0 both d#0 and d#1 score 1/3 + 1 (the same float, whichever term comes first):
+    # a tie, broken by id. Starting a sum at 1 or -1 instead of 0 breaks the tie in floats
+    # ((1 + 1) + 1/3 != (1 + 1/3) + 1), so the order would change.
+    texts = {"Oven oven oven.": unit(0.0, 1.0), "Oven.": unit(1.0), "Oven oven.": unit(0.5, 0.5)}
+    store = _documents(tmp_path, texts, [("d", " ".join(texts))])
+    lexical = [r[0] for r in store.conn.execute(
+        "SELECT c.id FROM doc_fts f JOIN doc_chunks c ON c.rowid = f.rowid"
+        " WHERE doc_fts MATCH 'oven' ORDER BY bm25(doc_fts)")]
+    assert lexical == ["d#0", "d#2", "d#1"]
+    assert store.search("oven", unit(1.0), 3, 0) == ["d#0", "d#1", "d#2"]
