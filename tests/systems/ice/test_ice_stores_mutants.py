@@ -77,6 +77,7 @@ def test_pattern_render_and_fields(tmp_path: Path):
     ("metric", "metric recipes", True),                # one of one
     ("metric units pizza oven bread", "metric units", True),  # two shared of five
     ("metric units pizza oven", "metric", False),      # one of four
+    ("metric units pizza oven bread salt pepper", "metric units pizza", True),  # three of seven
 ])
 def test_overlaps_rule(about: str, text: str, expected: bool):
     assert overlaps(about, text) is expected
