@@ -411,3 +411,30 @@ def test_document_search_rrf_sums_from_zero(tmp_path: Path):
         " WHERE doc_fts MATCH 'oven' ORDER BY bm25(doc_fts)")]
     assert lexical == ["d#0", "d#2", "d#1"]
     assert store.search("oven", unit(1.0), 3, 0) == ["d#0", "d#1", "d#2"]
+
+
+def test_records_are_frozen_and_hashable(tmp_path: Path):
+    import dataclasses
+
+    store = ProcedureStore(tmp_path / "p.sqlite", TableEmbedder())
+    pid, _ = store.add("", "Use metric units", turn_id="t1", now=at(0))
+    records = [store.get(pid), Chunk("d#0", "d", "x"),
+               Summary("summary-00001", "c1", "2024", "2024", "x", ("t1",))]
+    for record in records:
+        assert hash(record) == hash(dataclasses.replace(record))
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            record.id = "other"
+
+
+def test_store_commands_take_keyword_arguments_only(tmp_path: Path):
+    procedures = ProcedureStore(tmp_path / "p.sqlite", TableEmbedder())
+    with pytest.raises(TypeError):
+        procedures.add("", "Use metric units", "t1", at(0))
+    procedures.add("", "Use metric units", turn_id="t1", now=at(0))
+    with pytest.raises(TypeError):
+        procedures.revoke("metric units", "t2")
+    assert procedures.count_active() == 1
+    documents = DocumentStore(tmp_path / "d.sqlite", TableEmbedder())
+    with pytest.raises(TypeError):
+        documents.add("d", "One.", 5, at(0))
+    assert documents.count() == 0
