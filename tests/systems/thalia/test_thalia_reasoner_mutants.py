@@ -200,8 +200,10 @@ def test_apply_writes_exact_text(tmp_path):
                          "- b (source: turn 2, 2024-05-01)\n")
     before = mf.read()
     mf.apply(Delta("update_memory", "- c", replaced=None))  # nothing to replace: unchanged
-    mf.apply(Delta("none", "- d"))
+    mf.apply(Delta("none", "- d", replaced="- b (source: turn 2, 2024-05-01)"))
     assert mf.read() == before
+    mf.apply(Delta("append_memory", "- e", replaced="- b (source: turn 2, 2024-05-01)"))
+    assert mf.read() == before + "- e\n"  # an append replaces nothing, whatever `replaced` says
     assert sorted(p.name for p in tmp_path.iterdir()) == ["MEMORY.md"]  # the temporary file renamed
 
 
@@ -460,3 +462,15 @@ def test_output_flags_follow_the_query():
     assert out.explicit_request is True and out.category == "single-session"
     out, _, _ = _reason(["x"], "what is the wifi", _retrieved([]), "single-session")
     assert out.explicit_request is False and out.requires_consolidation is False
+
+
+def test_verify_reanswer_support_is_rounded_in_events():
+    ws = [_w(0, "wifi password blue")]
+    full = [_w(5, "router password red")]
+    out, events, _ = _reason(["wifi password zebra", "router password zebra"], "what is the wifi",
+                             _retrieved(ws, full=full), "single-session", verify=True,
+                             grounding_threshold=0.7)
+    assert out.support == pytest.approx(2 / 3) and out.support_after == pytest.approx(2 / 3)
+    assert [e.params for e in events if e.mechanism == "reasoner.verify"][-1] == {
+        "support_before": 0.666667, "support_after": 0.666667}
+    assert "verify: support 0.667 < 0.7, re-answered over 1 windows, support 0.667" in out.trace
