@@ -474,3 +474,26 @@ def test_verify_reanswer_support_is_rounded_in_events():
     assert [e.params for e in events if e.mechanism == "reasoner.verify"][-1] == {
         "support_before": 0.666667, "support_after": 0.666667}
     assert "verify: support 0.667 < 0.7, re-answered over 1 windows, support 0.667" in out.trace
+
+
+def test_apply_compares_actions_by_value(tmp_path):
+    """A Delta built elsewhere (read back, joined) carries equal, not identical, action strings."""
+    mf = MemoryFile(tmp_path / "MEMORY.md")
+    append = "".join(["append", "_memory"])
+    update = "".join(["update", "_memory"])
+    assert append == "append_memory" and update == "update_memory"
+    mf.apply(Delta(append, "- a (source: turn 1, 2024-05-01)"))
+    assert mf.read() == "# MEMORY\n- a (source: turn 1, 2024-05-01)\n"
+    mf.apply(Delta(update, "- b", replaced="- a (source: turn 1, 2024-05-01)"))
+    assert mf.read() == "# MEMORY\n- b\n"
+
+
+def test_verify_above_threshold_keeps_the_answer():
+    ws = [_w(0, "wifi password blue"), _w(1, "garden")]
+    full = [_w(5, "router password red"), *ws]
+    out, events, seen = _reason(["wifi password"], "what is the wifi", _retrieved(ws, full=full),
+                                "single-session", verify=True, grounding_threshold=0.5)
+    assert len(seen) == 1 and out.completions == 1 and out.answer == "wifi password"
+    assert out.support == 1.0 and out.support_after is None
+    assert out.prompt_window_ids == ("line:0", "line:1")
+    assert [e.stage for e in events if e.mechanism == "reasoner.verify"] == ["eligible", "executed"]
