@@ -497,3 +497,12 @@ def test_verify_above_threshold_keeps_the_answer():
     assert out.support == 1.0 and out.support_after is None
     assert out.prompt_window_ids == ("line:0", "line:1")
     assert [e.stage for e in events if e.mechanism == "reasoner.verify"] == ["eligible", "executed"]
+
+
+def test_delta_is_a_frozen_value():
+    import dataclasses
+
+    d = Delta("append_memory", "- a")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        d.bullet = "- b"  # type: ignore[misc]
+    assert {d, Delta("append_memory", "- a")} == {d} and d.replaced is None
