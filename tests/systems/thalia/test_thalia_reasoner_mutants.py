@@ -384,6 +384,10 @@ def test_file_based_note_and_trace():
     assert out.trace[2] == "delivery: file_based, 2 windows withheld"
     assert out.prompt_window_ids == ("line:0",)
     out, _, seen = _reason(["wifi"], "what is the wifi", _retrieved(
+        ws[:2], inline=1, mode=DeliveryMode.FILE_BASED), "single-session")
+    assert "(+1 ranked windows over budget" in seen[0][-1]["content"]
+    assert out.trace[2] == "delivery: file_based, 1 windows withheld"
+    out, _, seen = _reason(["wifi"], "what is the wifi", _retrieved(
         ws, inline=3, mode=DeliveryMode.FILE_BASED), "single-session")
     assert "(+0 ranked windows over budget, delivered by file: not written (no evidence_dir))" \
         in seen[0][-1]["content"]
