@@ -510,3 +510,9 @@ def test_delta_is_a_frozen_value():
     with pytest.raises(dataclasses.FrozenInstanceError):
         d.bullet = "- b"  # type: ignore[misc]
     assert {d, Delta("append_memory", "- a")} == {d} and d.replaced is None
+
+
+def test_integrate_cap_beyond_small_integers():
+    ws = [_w(i, f"wifi note{i}") for i in range(300)]
+    assert len(integrate("wifi", ws, 257)) == 257
+    assert len(integrate("wifi", ws, 299)) == 299
