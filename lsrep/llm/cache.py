@@ -69,7 +69,12 @@ class ResponseCache:
         self._local = threading.local()
         self._lock = threading.Lock()
         self._connections: list[sqlite3.Connection] = []
-        with self._conn() as conn:
+        from lsrep.store_lock import file_lock
+
+        # Switching a new file to WAL needs an exclusive lock that SQLite does not wait for: two
+        # worker processes opening the same fresh cache at once got "database is locked". The first
+        # open (WAL switch and schema) is serialised across processes, as the run store's is.
+        with file_lock(self.path.with_name(self.path.name + ".open.lock")), self._conn() as conn:
             conn.execute(_SCHEMA)
 
     def _conn(self) -> sqlite3.Connection:
