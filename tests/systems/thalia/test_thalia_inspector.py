@@ -8,11 +8,10 @@ from pathlib import Path
 
 import pytest
 from lsrep.systems.thalia.config import HarnessConfig
-from lsrep.systems.thalia.contracts import Record
 from lsrep.systems.thalia.events import EventRelay
 from lsrep.systems.thalia.inspector import Inspector
 from lsrep.systems.thalia.lexical import BM25
-from lsrep.systems.thalia.transcript import Transcript, token_pattern
+from lsrep.systems.thalia.transcript import token_pattern
 from thalia_testkit import (
     BOTTLENECK_QUERY,
     T0,
@@ -21,15 +20,10 @@ from thalia_testkit import (
     feed,
     filler,
     open_thalia,
+    transcript_of,
 )
 
-
-def _transcript(lines: list[str]) -> Transcript:
-    t = Transcript()
-    for i, line in enumerate(lines):
-        t.add(Record(index=i, turn_id=i + 1, source_id=f"t{i}", session_id="s", timestamp=T0,
-                     speaker="User", text=line))
-    return t
+_transcript = transcript_of
 
 
 def _inspect(lines: list[str], query: str, **config) -> tuple:

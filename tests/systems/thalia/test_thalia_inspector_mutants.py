@@ -11,7 +11,6 @@ import math
 
 import pytest
 from lsrep.systems.thalia.config import HarnessConfig
-from lsrep.systems.thalia.contracts import Record
 from lsrep.systems.thalia.embedding import HashingEmbedder
 from lsrep.systems.thalia.events import EventRelay
 from lsrep.systems.thalia.inspector import (
@@ -24,16 +23,10 @@ from lsrep.systems.thalia.inspector import (
 )
 from lsrep.systems.thalia.routing import explicit_memory_request, requires_consolidation, strip_cue
 from lsrep.systems.thalia.semantic import SemanticIndex
-from lsrep.systems.thalia.transcript import Transcript, token_pattern
-from thalia_testkit import T0, Recorder
+from lsrep.systems.thalia.transcript import token_pattern
+from thalia_testkit import T0, Recorder, transcript_of
 
-
-def _transcript(lines: list[str]) -> Transcript:
-    t = Transcript()
-    for i, line in enumerate(lines):
-        t.add(Record(index=i, turn_id=i + 1, source_id=f"t{i}", session_id="s", timestamp=T0,
-                     speaker="User", text=line))
-    return t
+_transcript = transcript_of
 
 
 def _inspect(lines: list[str], query: str, **config):

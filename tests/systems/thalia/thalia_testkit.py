@@ -82,3 +82,14 @@ def bottleneck_haystack(n: int = 1500, gold_at: int = 1100, distractors: int = 4
 
 def contains_all(haystack: Sequence[str], needles: Iterable[str]) -> bool:
     return all(any(n in h for h in haystack) for n in needles)
+
+
+def transcript_of(lines: list[str]):
+    """A Transcript of one session, one `User` record per line (turn ids from 1), at T0."""
+    from lsrep.systems.thalia.transcript import Record, Transcript
+
+    t = Transcript()
+    for i, line in enumerate(lines):
+        t.add(Record(index=i, turn_id=i + 1, source_id=f"t{i}", session_id="s", timestamp=T0,
+                     speaker="User", text=line))
+    return t
