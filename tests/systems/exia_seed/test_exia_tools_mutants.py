@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
-from datetime import UTC, datetime
 
 from lsrep.systems.exia_seed import Fixes, Settings, StageEvent
 from lsrep.systems.exia_seed.cache import Memoire, _fts_or
@@ -18,20 +17,7 @@ from lsrep.systems.exia_seed.files import MemoryPaths
 from lsrep.systems.exia_seed.graph import write_graph
 from lsrep.systems.exia_seed.pages import Catalogue, Fact, Page
 from lsrep.systems.exia_seed.tools import _day_number, fact_view, read, search
-
-NOW = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
-
-
-def fact(fid: str, text: str, *, section: str = "episodic", **kw) -> Fact:
-    return Fact(id=fid, text=text, section=section, refs=[f"brut:b1:{fid}"], said=kw.pop("said", "2026-03-01"), **kw)
-
-
-def build(tmp_path, pages: list[Page]) -> Memoire:
-    paths = MemoryPaths(tmp_path / "mem")
-    for page in pages:
-        page.write(paths.fiches)
-    write_graph(paths, {p.slug: p for p in pages}, NOW)
-    return Memoire(paths)
+from test_exia_recall_exact import NOW, build, fact  # the same pages, facts and clock
 
 
 def fixed(**flags) -> Settings:
