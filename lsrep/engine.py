@@ -11,12 +11,10 @@ on, every probe it could not ask is still an observation row, with status
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import shutil
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +33,7 @@ from lsrep.contract import (
     accepts_participants,
 )
 from lsrep.embed import make_embedder
-from lsrep.fragment_rows import FragmentRows
+from lsrep.fragment_rows import ContextRows, FragmentRows
 from lsrep.harness import CallLog, Guarded, validate_condition
 from lsrep.host import open_adapter
 from lsrep.host.wire import HostError
@@ -49,38 +47,11 @@ from lsrep.plan import (
     ProbeAsk,
     SessionEndStep,
 )
+from lsrep.prefix_hash import prefix_hashes, turn_digest
 from lsrep.protocol.models import Probe
 from lsrep.provenance import TurnIndex
 from lsrep.text import estimate_tokens
-from lsrep.unit import UnitResult, UnitTask  # noqa: F401  (re-exported: executors import them from here)
-
-
-def unit_seed(master: int, condition: str, trajectory: str, repetition: int) -> int:
-    digest = hashlib.sha256(f"{master}:{condition}:{trajectory}:{repetition}".encode()).digest()
-    return int.from_bytes(digest[:4], "big")
-
-
-def turn_digest(previous: str, payload: dict[str, Any]) -> str:
-    """Running prefix hash: sha256(previous hash + canonical JSON of the turn)."""
-    blob = json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str).encode()
-    return hashlib.sha256(previous.encode() + blob).hexdigest()
-
-
-_PREFIXES: dict[int, tuple[Any, tuple[str, ...]]] = {}
-
-
-def prefix_hashes(turns) -> list[str]:
-    """The running prefix hash after each turn (element i covers turns 0..i); the last few kept by identity."""
-    hit = _PREFIXES.get(id(turns))
-    if hit is None or hit[0] is not turns:  # the driver's turn rows and an in-process unit: hashed once
-        out, running = [], ""
-        for turn in turns:
-            running = turn_digest(running, turn.model_dump(mode="json"))
-            out.append(running)
-        if len(_PREFIXES) >= 3:
-            _PREFIXES.clear()
-        hit = _PREFIXES[id(turns)] = (turns, tuple(out))
-    return list(hit[1])
+from lsrep.unit import UnitResult, UnitTask, unit_seed  # noqa: F401  (re-exported: executors import them from here)
 
 
 class _Replay:
@@ -118,7 +89,7 @@ class _Replay:
         self.observations: list[dict[str, Any]] = []
         self.fragments: list[dict[str, Any]] = []
         self.fragment_rows = FragmentRows(self.index, self.turn_ids)
-        self._last_context: _ContextRows | None = None
+        self._last_context: ContextRows | None = None
         self._last_returned: tuple[tuple[Fragment, ...], int] | None = None
         self.judgements: list[dict[str, Any]] = []
         self.maintenance: list[dict[str, Any]] = []
@@ -387,14 +358,13 @@ class _Replay:
         # Leaks are counted over everything the system returned, recorded or cut.
         all_frags, audit = returned
         last = self._last_context
-        if (last is not None and last.verdicts is audit.verdicts and last.citation_leaks is audit.citation_leaks
-                and last.carried is audit.carried and same_items(last.returned, all_frags)
-                and same_items(last.used, fragments)):
+        if last is not None and last.repeats(all_frags, audit, fragments):
             # The previous observation's context, audit and answerer's cut again (every probe of a
             # checkpoint, for many systems): its rows under this observation's id, its totals.
-            self.fragments.extend([{**r, "obs_id": obs_id} for r in last.rows])
+            self.fragments.extend(last.rows_for(obs_id))
         else:
-            last = self._last_context = self._context_rows(obs_id, fragments, all_frags, audit)
+            last = self._last_context = ContextRows.build(
+                obs_id, fragments, all_frags, audit, self.fragment_rows, self._in_prompt_events(fragments))
             self.fragments.extend(last.rows)
         row["proven_leak"] = last.proven_leak
         row["unattributed"] += last.unattributed
@@ -406,26 +376,6 @@ class _Replay:
         for event in last.in_prompt:
             self.log.record_event(event)
         self.log.where = {}
-
-    def _context_rows(self, obs_id: str, fragments: list[Fragment], all_frags: tuple[Fragment, ...],
-                      audit: ContextAudit) -> _ContextRows:
-        """One observation's fragment rows and what it sums from them (the plain rule)."""
-        sources: set[str] = set()
-        tokens = unattributed = 0
-        verdicts, citation_leaks, carried = audit.verdicts, audit.citation_leaks, audit.carried
-        position = {id(f): i for i, f in enumerate(all_frags)}
-        proven_leak = sum(v.leak or c for v, c in zip(verdicts, citation_leaks, strict=True))
-        make = self.fragment_rows.row
-        rows = []
-        for rank, frag in enumerate(fragments):
-            i = position[id(frag)]
-            sources.update(carried[i])  # a citation counts only where the text carries the turn
-            unattributed += not frag.source_turn_ids
-            frow = make(obs_id, rank, frag, verdicts[i], citation_leaks[i], carried[i])
-            tokens += frow["tokens"]
-            rows.append(frow)
-        return _ContextRows(tuple(all_frags), tuple(fragments), verdicts, citation_leaks, carried, rows,
-                            proven_leak, unattributed, tokens, frozenset(sources), self._in_prompt_events(fragments))
 
     def _in_prompt_events(self, fragments: list[Fragment]) -> tuple[FidelityEvent, ...]:
         # The harness, not the adapter, knows what reached the answer prompt. Credit goes to the
@@ -476,26 +426,6 @@ class _Replay:
             "adapter_logs": [{"run_id": task.run_id, "unit_id": task.unit_id, "condition": task.condition, **r}
                              for r in getattr(self.guard.adapter, "host_diagnostics", ())],
         })
-
-
-@dataclass(frozen=True)
-class _ContextRows:
-    """What `_record_fragments` derived from one returned context, its audit and the fragments the
-    answerer used: reused as a whole when the next observation has all of them again (the same
-    objects: `same_items`, and the audit's cached tuples by identity)."""
-
-    returned: tuple[Fragment, ...]
-    used: tuple[Fragment, ...]
-    verdicts: tuple
-    citation_leaks: tuple
-    carried: tuple
-    rows: list[dict[str, Any]]
-    """The first observation's fragment rows (stored as they are, never changed afterwards)."""
-    proven_leak: int
-    unattributed: int
-    tokens: int
-    sources: frozenset[str]
-    in_prompt: tuple[FidelityEvent, ...]
 
 
 def deterministic_judgement(row: dict[str, Any]) -> dict[str, Any]:

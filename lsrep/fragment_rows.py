@@ -1,4 +1,5 @@
-"""Fragment rows of a unit, built once per distinct fragment and verdict, then copied.
+"""Fragment rows of a unit, built once per distinct fragment and verdict, then copied; and a whole
+context's rows reused while the same context comes back (`ContextRows`).
 
 A system returns the same fragments to many probes and checkpoints (vector-RAG's top-k over a
 slowly growing history, a full-context dump, a summary kept across sessions): on LoCoMo conv-26,
@@ -16,10 +17,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from lsrep.context_audit import fragment_fields
-from lsrep.contract import Fragment
+from lsrep.context_audit import ContextAudit, fragment_fields, same_items
+from lsrep.contract import FidelityEvent, Fragment
 from lsrep.provenance import FragmentVerdict, is_derived
 from lsrep.text import estimate_tokens
 
@@ -72,3 +74,58 @@ class FragmentRows:
             **fragment_fields(verdict, self.turn_ids),
             "derived": int(is_derived(frag)), "carried_turn_ids": json_list(carried),
         }
+
+
+@dataclass(frozen=True)
+class ContextRows:
+    """One observation's fragment rows and what it sums from them, derived from the context a system
+    returned, its audit and the fragments the answerer used.
+
+    Reused as a whole when the next observation has all three again (`repeats`: the same fragment
+    objects, `same_items`, and the audit's cached tuples by identity) — every probe of a checkpoint,
+    for many systems. `tests/core/test_repeated_context.py` compares every stored row of runs with
+    and without the reuse.
+    """
+
+    returned: tuple[Fragment, ...]
+    used: tuple[Fragment, ...]
+    verdicts: tuple
+    citation_leaks: tuple
+    carried: tuple
+    rows: list[dict[str, Any]]
+    """The first observation's fragment rows (stored as they are, never changed afterwards)."""
+    proven_leak: int
+    unattributed: int
+    tokens: int
+    sources: frozenset[str]
+    in_prompt: tuple[FidelityEvent, ...]
+
+    @classmethod
+    def build(cls, obs_id: str, fragments: Sequence[Fragment], returned: tuple[Fragment, ...], audit: ContextAudit,
+              fragment_rows: FragmentRows, in_prompt: tuple[FidelityEvent, ...]) -> ContextRows:
+        """The plain rule: a row per used fragment; leaks over everything returned, recorded or cut."""
+        sources: set[str] = set()
+        tokens = unattributed = 0
+        verdicts, citation_leaks, carried = audit.verdicts, audit.citation_leaks, audit.carried
+        position = {id(f): i for i, f in enumerate(returned)}
+        proven_leak = sum(v.leak or c for v, c in zip(verdicts, citation_leaks, strict=True))
+        rows = []
+        for rank, frag in enumerate(fragments):
+            i = position[id(frag)]
+            sources.update(carried[i])  # a citation counts only where the text carries the turn
+            unattributed += not frag.source_turn_ids
+            frow = fragment_rows.row(obs_id, rank, frag, verdicts[i], citation_leaks[i], carried[i])
+            tokens += frow["tokens"]
+            rows.append(frow)
+        return cls(tuple(returned), tuple(fragments), verdicts, citation_leaks, carried, rows,
+                   proven_leak, unattributed, tokens, frozenset(sources), in_prompt)
+
+    def repeats(self, returned: tuple[Fragment, ...], audit: ContextAudit, used: Sequence[Fragment]) -> bool:
+        """True when another observation has this very context, audit and cut again."""
+        return (self.verdicts is audit.verdicts and self.citation_leaks is audit.citation_leaks
+                and self.carried is audit.carried and same_items(self.returned, returned)
+                and same_items(self.used, used))
+
+    def rows_for(self, obs_id: str) -> list[dict[str, Any]]:
+        """The rows again, under another observation's id."""
+        return [{**r, "obs_id": obs_id} for r in self.rows]

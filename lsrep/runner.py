@@ -24,7 +24,7 @@ from lsrep import __version__
 from lsrep.answer import make_answerer
 from lsrep.contract import DETERMINISM_VALUES, WHEN_MODEL_IS, expects_determinism
 from lsrep.embed import make_embedder
-from lsrep.engine import UnitTask, unit_seed
+from lsrep.engine import UnitTask
 from lsrep.errors import ConfigError
 from lsrep.executors.local import Executor, InProcessExecutor
 from lsrep.harness import validate_condition
@@ -35,6 +35,7 @@ from lsrep.protocol.campaign import LoadedCampaign
 from lsrep.protocol.loading import load_probes, load_trajectory
 from lsrep.protocol.models import ProbeSet, Trajectory
 from lsrep.store import RunStore
+from lsrep.unit import unit_seed
 
 
 @dataclass(frozen=True)
@@ -385,7 +386,7 @@ def _tasks(run_id: str, campaign: LoadedCampaign, inputs, plans, store_path: Pat
 
 def turn_rows(run_id: str, trajectory: Trajectory, plan: ReplayPlan) -> list[dict]:
     """Store rows for a trajectory's turns, with simulated times and running prefix hashes."""
-    from lsrep.engine import prefix_hashes
+    from lsrep.prefix_hash import prefix_hashes
 
     return [{
         "run_id": run_id, "trajectory": trajectory.trajectory_id, "idx": i, "turn_id": turn.turn_id,

@@ -3,6 +3,7 @@ the rows it returns. Executors ship these between processes, so they stay plain 
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -60,3 +61,9 @@ class UnitResult:
 
     unit: dict[str, Any]
     tables: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+
+
+def unit_seed(master: int, condition: str, trajectory: str, repetition: int) -> int:
+    """The unit's seed: the campaign's master seed, condition, trajectory and repetition, hashed."""
+    digest = hashlib.sha256(f"{master}:{condition}:{trajectory}:{repetition}".encode()).digest()
+    return int.from_bytes(digest[:4], "big")

@@ -194,9 +194,6 @@ def test_the_checker_catches_planted_violations(tmp_path):
 
 LONG_MODULES = {
     "probes/generator.py": "the evolving-fact generator: its word lists and story templates (~300 lines) are data",
-    # Issue #20 (helper fc-scale), pending the lead's call: ~45 lines of repeated-context reuse
-    # (`_ContextRows`) could move to lsrep/fragment_rows.py; ~20 lines of the `$query_again` reference.
-    "lsrep/engine.py": "the replay loop with its per-observation recording, incl. the repeated-context reuse",
     "lsrep/host/client.py": "the host client: fork server, exchange, prefetch, and the query-result reference",
 }
 """Modules allowed over the ~500-line limit, each with its reason (docs/architecture.md)."""

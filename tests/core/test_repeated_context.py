@@ -4,7 +4,7 @@ the same as recording every observation afresh (the plain rule), row for row.
 
 Covered: the adapter host's wire (a repeated result sent as `$query_again`, a repeated
 `$query_json` body decoded once), the context audit's and the returned-token count's identity
-shortcut, and the engine's fragment rows, totals and in-prompt events (`lsrep.engine._ContextRows`),
+shortcut, and the engine's fragment rows, totals and in-prompt events (`lsrep.fragment_rows.ContextRows`),
 under persistent and isolated access, with a full-context window that cuts and an answerer window
 that drops fragments. The plain run has the adapters in-process (no wire) and the shortcuts off."""
 

@@ -1,0 +1,31 @@
+"""Running prefix hashes of a trajectory's turns: what a checkpoint records as `prefix_sha256` and
+what the engine checks the ingested turns against."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+
+def turn_digest(previous: str, payload: dict[str, Any]) -> str:
+    """Running prefix hash: sha256(previous hash + canonical JSON of the turn)."""
+    blob = json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str).encode()
+    return hashlib.sha256(previous.encode() + blob).hexdigest()
+
+
+_PREFIXES: dict[int, tuple[Any, tuple[str, ...]]] = {}
+
+
+def prefix_hashes(turns) -> list[str]:
+    """The running prefix hash after each turn (element i covers turns 0..i); the last few kept by identity."""
+    hit = _PREFIXES.get(id(turns))
+    if hit is None or hit[0] is not turns:  # the driver's turn rows and an in-process unit: hashed once
+        out, running = [], ""
+        for turn in turns:
+            running = turn_digest(running, turn.model_dump(mode="json"))
+            out.append(running)
+        if len(_PREFIXES) >= 3:
+            _PREFIXES.clear()
+        hit = _PREFIXES[id(turns)] = (turns, tuple(out))
+    return list(hit[1])
