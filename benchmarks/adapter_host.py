@@ -25,7 +25,8 @@ from lsrep.contract import ReplayTurn
 from lsrep.embed.hashing import HashingEmbedder
 from lsrep.executors.local import InProcessExecutor
 from lsrep.harness import validate_condition
-from lsrep.host.client import isolation, open_hosted
+from lsrep.host.client import open_hosted
+from lsrep.host.launch import isolation
 from lsrep.runner import run_campaign
 
 REPO = Path(__file__).resolve().parents[1]

@@ -62,7 +62,7 @@ def describe_host(mode: str) -> dict[str, Any]:
     """What a run manifest records about where adapters ran."""
     if check_mode(mode) == "in-process":
         return {"mode": mode, "isolation": "none (debugging: adapters share the harness process)"}
-    from lsrep.host.client import isolation
+    from lsrep.host.launch import isolation
 
     level = isolation()
     out: dict[str, Any] = {"mode": mode, "isolation": level}

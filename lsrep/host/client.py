@@ -11,16 +11,9 @@ and is then replayed call by call, with the host's own timings and events, as if
 
 from __future__ import annotations
 
-import atexit
-import functools
-import json
 import os
 import shutil
-import socket
-import subprocess
-import sys
 import tempfile
-import threading
 import weakref
 from collections import deque
 from multiprocessing.connection import Connection
@@ -29,6 +22,7 @@ from typing import Any
 
 from lsrep.contract import EventSink, FidelityEvent, MechanismSpec, MemoryAdapter
 from lsrep.host.capture import merge as merge_diagnostics
+from lsrep.host.launch import import_path, zygote
 from lsrep.host.wire import (
     DEFAULT_TIMEOUT_S,
     HostDied,
@@ -41,154 +35,6 @@ from lsrep.host.wire import (
     remote_exception,
     send,
 )
-
-KEPT_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ")
-"""The only variables of the harness's environment the host inherits (no keys, no paths of runs)."""
-NAMESPACE_CMD = ("unshare", "--map-current-user", "--pid", "--fork", "--mount-proc", "--kill-child")
-"""Where allowed, the host runs as PID 1 of its own PID namespace with its own /proc: it cannot see
-the harness's process (its command line, environment, working directory or open files)."""
-
-
-SANDBOX_CMD = (*NAMESPACE_CMD, "--net")
-"""Where allowed, also a network namespace with only loopback, and a minimal root per host
-(:mod:`lsrep.host.sandbox`): the gold on disk and the harness's sockets are out of reach."""
-
-
-@functools.cache
-def isolation() -> str:
-    """The strongest level this machine allows: `sandbox` (PID, mount and network namespaces, a
-    minimal root per host), `pid-namespace`, or `process` (a separate process only)."""
-    if shutil.which("unshare") is None:
-        return "process"
-    from lsrep.host import sandbox
-
-    probe = Path(tempfile.mkdtemp(prefix="lsrep-probe-"))
-    script = f"import runpy; runpy.run_path({sandbox.__file__!r})['selftest']({str(probe)!r})"
-    try:
-        for level, cmd in (("sandbox", [*SANDBOX_CMD, sys.executable, "-S", "-c", script]),
-                           ("pid-namespace", [*NAMESPACE_CMD, "true"])):
-            try:
-                done = subprocess.run(cmd, capture_output=True, timeout=20, cwd=probe, env=host_environment(probe))
-            except (OSError, subprocess.SubprocessError):
-                continue
-            if done.returncode == 0:
-                return level
-    finally:
-        shutil.rmtree(probe, ignore_errors=True)
-    return "process"
-
-
-def host_environment(workdir: Path) -> dict[str, str]:
-    """The sanitized environment: locale and PATH only, HOME and TMPDIR inside the host's folder."""
-    env = {k: os.environ[k] for k in KEPT_ENV if k in os.environ}
-    tmp = workdir / "tmp"
-    tmp.mkdir(exist_ok=True)
-    env.update(HOME=str(workdir), TMPDIR=str(tmp), PYTHONHASHSEED="0", PYTHONDONTWRITEBYTECODE="1",
-               HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", MEM0_TELEMETRY="False")
-    return env
-
-
-def import_path(cls: type) -> list[str]:
-    """sys.path for the host: the harness's installation entries and the adapter's own root.
-
-    The harness's working directory (often the campaign's folder) is left out unless the adapter's
-    module is imported from there.
-    """
-    cwd = os.getcwd()
-    entries = [p for p in sys.path if p and os.path.abspath(p) != cwd]
-    module = sys.modules.get(cls.__module__)
-    origin = getattr(module, "__file__", None)
-    if origin:
-        root = Path(origin).resolve().parent
-        for _ in range(cls.__module__.count(".") + (Path(origin).name == "__init__.py")):
-            root = root.parent
-        if str(root) not in entries:
-            entries.insert(0, str(root))
-    return entries
-
-
-class Zygote:
-    """The fork server of this harness process (see `lsrep.host.zygote`), started on first use."""
-
-    def __init__(self) -> None:
-        self.workdir = Path(tempfile.mkdtemp(prefix="lsrep-zygote-"))
-        self.isolation = isolation()
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        prefix = {"sandbox": SANDBOX_CMD, "pid-namespace": NAMESPACE_CMD}.get(self.isolation, ())
-        cmd = [*prefix, sys.executable, "-m", "lsrep.host", "--zygote", str(theirs.fileno())]
-        if self.isolation == "sandbox":
-            cmd.append("--sandbox")
-        try:
-            # Hosts' stdout goes to the harness's stderr: an adapter's print never mixes into a
-            # command's output.
-            self.proc = subprocess.Popen(cmd, pass_fds=(theirs.fileno(),), cwd=self.workdir,
-                                         env=host_environment(self.workdir), stdin=subprocess.DEVNULL,
-                                         stdout=2, close_fds=True)
-        finally:
-            theirs.close()
-        self.sock = ours
-        self.lock = threading.Lock()
-        self.preloaded: set[str] = set()
-
-    def _ask(self, message: dict[str, Any], fds: tuple[int, ...] = ()) -> dict[str, Any]:
-        with self.lock:
-            socket.send_fds(self.sock, [json.dumps(message).encode() + b"\n"], list(fds))
-            data = b""
-            while not data.endswith(b"\n"):
-                chunk = self.sock.recv(65536)
-                if not chunk:
-                    raise HostDied("the adapter hosts' fork server is gone")
-                data += chunk
-        return json.loads(data)
-
-    def preload(self, module: str) -> None:
-        """Import a bundled adapter's module in the zygote once, so every host forks with it loaded."""
-        if module.startswith("lsrep.adapters.") and module not in self.preloaded:
-            self._ask({"op": "preload", "modules": [module]})
-            self.preloaded.add(module)
-
-    def spawn(self, workdir: Path, fds: tuple[int, int], module: str | None = None,
-              grants: tuple[str, ...] = ()) -> int:
-        request: dict[str, Any] = {"op": "spawn", "workdir": str(workdir)}
-        if self.isolation == "sandbox":
-            from lsrep.host.sandbox import view
-
-            request["view"] = view(module, workdir, grants)
-        return int(self._ask(request, fds)["pid"])
-
-    def kill(self, pid: int) -> None:
-        try:
-            self._ask({"op": "kill", "pid": pid})
-        except (HostDied, OSError):
-            pass
-
-    def alive(self) -> bool:
-        return self.proc.poll() is None
-
-    def close(self) -> None:
-        try:
-            self.sock.close()
-            self.proc.wait(timeout=10)
-        except (OSError, subprocess.TimeoutExpired):
-            self.proc.kill()
-        shutil.rmtree(self.workdir, ignore_errors=True)
-
-
-_ZYGOTE: dict[int, Zygote] = {}
-
-
-_ZYGOTE_LOCK = threading.Lock()
-"""Units run in two threads (`lsrep.executors.overlap`) start one fork server between them."""
-
-
-def zygote() -> Zygote:
-    """This process's fork server (a forked or spawned worker gets its own)."""
-    with _ZYGOTE_LOCK:
-        current = _ZYGOTE.get(os.getpid())
-        if current is None or not current.alive():
-            current = _ZYGOTE[os.getpid()] = Zygote()
-            atexit.register(current.close)
-        return current
 
 
 class HostProcess:

@@ -13,7 +13,8 @@ import pytest
 from lsrep.contract import ReplayTurn
 from lsrep.embed.hashing import HashingEmbedder
 from lsrep.harness import validate_condition
-from lsrep.host.client import KEPT_ENV, HostProcess, isolation, open_hosted
+from lsrep.host.client import HostProcess, open_hosted
+from lsrep.host.launch import KEPT_ENV, isolation
 from lsrep.host.wire import HostDied, HostTimeout
 from lsrep.runner import run_campaign
 from lsrep.store import RunStore

@@ -132,7 +132,8 @@ def test_the_shifted_replay_compares_what_the_system_sends_to_its_models():
 
 def test_the_recording_host_keeps_every_request_it_serves():
     from lsrep.conformance.driving import RecordingHost
-    from lsrep.host.client import HostedAdapter, import_path
+    from lsrep.host.client import HostedAdapter
+    from lsrep.host.launch import import_path
 
     class Model:
         def complete(self, messages):

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from lsrep.host.client import isolation
+from lsrep.host.launch import isolation
 from lsrep.store import RunStore
 
 REPO = Path(__file__).resolve().parents[2]

@@ -12,7 +12,8 @@ from datetime import UTC, datetime
 import pytest
 
 from lsrep.harness import validate_condition
-from lsrep.host.client import isolation, open_hosted
+from lsrep.host.client import open_hosted
+from lsrep.host.launch import isolation
 from lsrep.host.sandbox import PROTECTED_ENV, protect
 
 NOW = datetime(2026, 3, 2, 12, tzinfo=UTC)

@@ -13,7 +13,7 @@ import pytest
 
 from lsrep.harness import validate_condition
 from lsrep.host import open_adapter
-from lsrep.host.client import isolation
+from lsrep.host.launch import isolation
 
 NOW = datetime(2026, 3, 2, 12, tzinfo=UTC)
 GREETING = "harness-side server"
