@@ -105,13 +105,17 @@ def test_a_withdrawal_records_the_previous_turn_and_writes_the_rest(rig):
 def test_secrets_are_masked_and_counted_per_side(rig):
     r = rig(auto_consolidate=False)
     r.provider.sync_turn("My password: hunter22 and token=abc123", "Your key sk-abcdefghijkl is set.", now=at())
-    mask = r.stages("ingest.mask")
-    assert [(e.stage, e.count, dict(e.params)) for e in mask] == [("output", 3, {"user": 2, "agent": 1})]
-    assert r.provider.runtime.counters == counters(secrets_masques=3)
-    assert "hunter22" not in "\n".join(raw_lines(r)) and "sk-abcdefghijkl" not in "\n".join(raw_lines(r))
-    r.provider.sync_turn("No secret here at all.", "", now=at(minutes=1))
-    assert [(e.stage, e.count) for e in r.stages("ingest.mask")][1:] == [("executed", 0)]
-    assert r.provider.runtime.counters == counters(secrets_masques=3)
+    r.provider.sync_turn("My password: hunter22", "Saved.", now=at(minutes=1))          # user side only
+    r.provider.sync_turn("What was it?", "It is sk-abcdefghijkl.", now=at(minutes=2))  # assistant side only
+    r.provider.sync_turn("Set token=abc123 too.", "And password: hunter22.", now=at(minutes=3))  # one each
+    r.provider.sync_turn("No secret here at all.", "Fine.", now=at(minutes=4))
+    assert [(e.stage, e.count, dict(e.params)) for e in r.stages("ingest.mask")] == [
+        ("output", 3, {"user": 2, "agent": 1}), ("output", 1, {"user": 1, "agent": 0}),
+        ("output", 1, {"user": 0, "agent": 1}), ("output", 2, {"user": 1, "agent": 1}),
+        ("executed", 0, {"user": 0, "agent": 0})]
+    assert r.provider.runtime.counters == counters(secrets_masques=7)
+    raw = "\n".join(raw_lines(r))
+    assert "hunter22" not in raw and "sk-abcdefghijkl" not in raw and "abc123" not in raw
 
 
 def test_voice_turns_take_the_transcript(rig):
@@ -289,6 +293,25 @@ def test_a_failed_consolidation_is_reported_counted_and_still_busy(rig):
     report = r.provider.consolidate(at(minutes=40))
     assert report == {"statut": "erreur", "erreur": "crash after pages_written"}
     assert r.provider.runtime.counters == counters(consolidations=2)
+
+
+def test_an_error_reason_is_cut_at_200_characters(rig):
+    def fail(point: str) -> None:
+        raise RuntimeError("x" * 150 + "y" * 150)
+
+    r = rig(fault_hook=fail)
+    r.provider.sync_turn("My dog Rex loves the big park.", "", now=at())
+    report = r.provider.consolidate(at(minutes=1), force=True)
+    assert report == {"statut": "erreur", "erreur": "x" * 150 + "y" * 50}
+    assert [e.reason for e in r.stages("consolidate") if e.stage == "error"] == ["x" * 150 + "y" * 50]
+
+
+def test_a_window_shorter_than_a_minute_still_counts(rig):
+    for minutes in (0.5, 1):
+        r = rig(busy_minutes=minutes)
+        r.provider.sync_turn("My dog Rex loves the big park.", "", now=at())
+        r.provider.on_session_end([], now=at(minutes=1))
+        assert r.provider.runtime.busy_until == at(minutes=1 + minutes).isoformat()
 
 
 def test_a_manual_consolidation_sets_the_window_and_reports(rig):
