@@ -48,6 +48,7 @@ def test_sentences_that_state_nothing_are_dropped(sentence):
 @pytest.mark.parametrize("sentence", [
     "It was Matt Patterson!",                     # a two-word name alone
     "Congrats, Jon Snow!",                        # the same after a reaction
+    "Congrats to Jon, Arya and Sansa!",           # three names and nothing else (two or more)
     "Met Oscar yesterday.",                       # a name with a counted word beside it
     "Ten of them came.",                          # a number word
     "We ran 5K.",                                 # a digit
