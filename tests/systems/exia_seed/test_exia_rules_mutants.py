@@ -76,6 +76,9 @@ def test_a_speakers_name_only_counts_when_it_is_a_speaker():
     # The same sentence said between other people: "Caroline" is a name beside a counted word.
     assert keeps("No doubts, Caroline.", speakers={"Maria", "John"}) is True
     assert keeps("Thanks, Caroline!", speakers={"Maria", "John"}) is False  # glue only: nothing beside it
+    # Two counted words ("woah", "sounds") of four content words: not enough outside the first person.
+    assert keeps("Woah, Maria, that sounds cool!", speakers={"John", "Maria"}) is False
+    assert keeps("Woah, Maria, that sounds cool!", speakers={"John"}) is True  # Maria is a name here
     # "Mel" is said to Melanie: a prefix of a speaker's name, so no name.
     assert keeps("Hey Mel!", speakers={"Maria"}) is False
     assert keeps("Totally agree, Mel.", speakers={"Maria"}) is False
