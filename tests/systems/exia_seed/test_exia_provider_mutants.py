@@ -306,12 +306,18 @@ def test_an_error_reason_is_cut_at_200_characters(rig):
     assert [e.reason for e in r.stages("consolidate") if e.stage == "error"] == ["x" * 150 + "y" * 50]
 
 
-def test_a_window_shorter_than_a_minute_still_counts(rig):
+def test_a_window_shorter_than_a_minute_still_counts_and_none_is_recorded_without_one(rig):
     for minutes in (0.5, 1):
         r = rig(busy_minutes=minutes)
         r.provider.sync_turn("My dog Rex loves the big park.", "", now=at())
         r.provider.on_session_end([], now=at(minutes=1))
         assert r.provider.runtime.busy_until == at(minutes=1 + minutes).isoformat()
+    for minutes in (0, -5):  # no window: nothing recorded in the runtime a host snapshots
+        r = rig(busy_minutes=minutes)
+        r.provider.sync_turn("My dog Rex loves the big park.", "", now=at())
+        r.provider.on_session_end([], now=at(minutes=1))
+        assert consolidations(r) == ["session"]
+        assert r.provider.capture_runtime()[0]["busy_until"] is None
 
 
 def test_a_manual_consolidation_sets_the_window_and_reports(rig):
