@@ -127,6 +127,8 @@ def test_sentence_openers_are_names_only_when_the_batch_writes_them_mid_sentence
 def test_the_one_spoken_to_is_never_the_subject():
     assert node("Woah, Maria, that sounds cool!", "John", speakers={"John", "Maria"}) == ("John", None)
     assert node("That charity race sounds great, Mel!", "Caroline", speakers=LOCOMO_SPEAKERS) == ("Caroline", None)
+    # The walk goes on past the one spoken to: a later name gets the fact.
+    assert node("Maria, Oscar called today.", "John", speakers={"John", "Maria"}) == ("Oscar", None)
     # Not a speaker: Maria gets it.
     assert node("Woah, Maria, that sounds cool!", "John", speakers={"John"}) == ("Maria", None)
 
