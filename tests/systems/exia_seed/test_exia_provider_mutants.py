@@ -104,11 +104,16 @@ def test_a_withdrawal_records_the_previous_turn_and_writes_the_rest(rig):
 
 def test_secrets_are_masked_and_counted_per_side(rig):
     r = rig(auto_consolidate=False)
-    r.provider.sync_turn("My password: hunter22 and token=abc123", "Your key sk-abcdefghijkl is set.", now=at())
-    r.provider.sync_turn("My password: hunter22", "Saved.", now=at(minutes=1))          # user side only
-    r.provider.sync_turn("What was it?", "It is sk-abcdefghijkl.", now=at(minutes=2))  # assistant side only
-    r.provider.sync_turn("Set token=abc123 too.", "And password: hunter22.", now=at(minutes=3))  # one each
-    r.provider.sync_turn("No secret here at all.", "Fine.", now=at(minutes=4))
+    masked = []
+    for minute, (user, agent) in enumerate([
+            ("My password: hunter22 and token=abc123", "Your key sk-abcdefghijkl is set."),
+            ("My password: hunter22", "Saved."),                     # user side only
+            ("What was it?", "It is sk-abcdefghijkl."),              # assistant side only
+            ("Set token=abc123 too.", "And password: hunter22."),    # one each
+            ("No secret here at all.", "Fine.")]):
+        r.provider.sync_turn(user, agent, now=at(minutes=minute))
+        masked.append(r.provider.runtime.counters["secrets_masques"])
+    assert masked == [3, 4, 5, 7, 7]
     assert [(e.stage, e.count, dict(e.params)) for e in r.stages("ingest.mask")] == [
         ("output", 3, {"user": 2, "agent": 1}), ("output", 1, {"user": 1, "agent": 0}),
         ("output", 1, {"user": 0, "agent": 1}), ("output", 2, {"user": 1, "agent": 1}),
