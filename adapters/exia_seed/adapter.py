@@ -23,6 +23,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import re
 import shutil
 import tempfile
 from datetime import datetime
@@ -47,7 +48,16 @@ from lsrep.contract import (
 from .host import HermesHost
 from .memory_chat import MemoryChat
 
-SEARCH_TOOL, READ_TOOL = "memoire_chercher", "memoire_lire"
+SEARCH_TOOL, READ_TOOL, NOTE_TOOL = "memoire_chercher", "memoire_lire", "memoire_noter"
+NOTE_REQUEST = re.compile(
+    r"\b(?:please|could you|can you|would you|will you)\s+(?:remember|note(?: down)?|make a note|keep in mind|"
+    r"save|store)\b(?!\s+to\b)|\bmake a note (?:of|that)\b|\bnote (?:this|that|it) down\b|\bfor future reference\b",
+    re.IGNORECASE,
+)
+"""A request addressed to the assistant to keep something, not advice to the other person:
+"remember to take breaks" and "I remember that trip" do not match (none of LoCoMo's 3,944
+turns does: tests/systems/exia_seed/test_exia_adapter.py)."""
+_NOTE_LEAD = re.compile(r"^\s*(?:(?:that|this|it|of (?:this|that|it))\b)?\s*(?:down\b)?\s*[:,\-\u2013]?\s*", re.IGNORECASE)
 
 
 class Options(BaseModel):
@@ -88,6 +98,14 @@ class Options(BaseModel):
     host_seconds_per_work_unit: float = 1e-4
     """Simulated latency of one unit of recall work (the host's timeout model)."""
     host_redaction: bool = True
+    agent_context: Literal["primary", "subagent", "cron", "flush"] = "primary"
+    """The Hermes `agent_context` the host initializes the provider with. Only `primary` captures
+    the conversation; the others (a delegated subagent, a cron job, a flush) see the same turns
+    but write nothing from them, while their tools, the note tool included, stay available (E-1)."""
+    notes: Literal["off", "on-request"] = "off"
+    """Offline stand-in for the host model's use of the note tool: `on-request` calls
+    `memoire_noter` with a user turn that asks for something to be remembered (`NOTE_REQUEST`:
+    "please remember that ...", "can you note ...", "make a note of ..."), `off` never does."""
     fix_primary_only_notes: bool = False
     fix_phase2_ceiling: bool = False
     fix_trail_date_filter: bool = False
@@ -167,6 +185,19 @@ def host_message(turn: ReplayTurn) -> str:
     return f"[{name}] {turn.content}" if name else turn.content
 
 
+def requested_note(turn: ReplayTurn) -> str | None:
+    """The note a host model would write for a turn that asks to keep something, else None: what
+    follows the request, as the speaker's statement ("Please remember that Tomas is allergic to
+    nuts." -> "Ana: Tomas is allergic to nuts.")."""
+    m = NOTE_REQUEST.search(turn.content)
+    if m is None:
+        return None
+    body = _NOTE_LEAD.sub("", turn.content[m.end():]).strip()
+    body = (body[:-1] + "." if body.endswith("?") else body) or turn.content
+    name = turn.speaker or (turn.role if turn.role not in ("user", "assistant") else None)
+    return f"{name}: {body}" if name else body
+
+
 def _on_node(node: str, fact: str) -> str:
     """`node: fact`, once: a fact that already opens with its node's name (a speaker's own
     account, `John: I failed ...` on John's page) is not prefixed again (`John: John: ...`)."""
@@ -177,7 +208,8 @@ def settings_from(options: Options, setup: AdapterSetup) -> Settings:
     fixes = Fixes(**{k.removeprefix("fix_"): v for k, v in options.model_dump().items() if k.startswith("fix_")})
     budget = options.recall_budget_tokens or setup.retrieval_budget or 1200
     plain = {k: v for k, v in options.model_dump().items()
-             if not k.startswith(("fix_", "host_")) and k not in ("tools", "recall_budget_tokens", "consolidator")}
+             if not k.startswith(("fix_", "host_"))
+             and k not in ("tools", "recall_budget_tokens", "consolidator", "agent_context", "notes")}
     disabled = frozenset(m.removeprefix("exia.") for m in setup.disabled if m.startswith("exia."))
     return Settings(**plain, recall_budget_tokens=budget, fix=fixes, disabled=disabled)
 
@@ -230,7 +262,7 @@ class ExiaSeedAdapter(MemoryAdapter):
         self._delivered: list[str] = []
         self.provider = ExiaSeedProvider(self.settings, complete=self._complete, on_event=self._relay)
         self.provider.initialize(conversation_id, hermes_home=self.state_dir, platform="lsrep",
-                                 agent_context="primary")
+                                 agent_context=self.options.agent_context)
         self.host = HermesHost(on_event=self._host_event, timeout_s=self.options.host_prefetch_timeout_s,
                                seconds_per_work_unit=self.options.host_seconds_per_work_unit,
                                redaction=self.options.host_redaction)
@@ -252,7 +284,8 @@ class ExiaSeedAdapter(MemoryAdapter):
             off.append(("exia.tool.read", f"tools = {o.tools!r}: the offline host never reads"))
         if o.tools != "auto-search":
             off.append(("exia.tool.search", f"tools = {o.tools!r}: the offline host never searches"))
-        off.append(("exia.tool.note", "the offline host stand-in never calls the note tool"))
+        if o.notes == "off":
+            off.append(("exia.tool.note", "the offline host stand-in never calls the note tool"))
         return off
 
     def ingest(self, turn: ReplayTurn, *, now: datetime) -> None:
@@ -265,6 +298,9 @@ class ExiaSeedAdapter(MemoryAdapter):
         self._session = turn.session_id
         self.host.turn_start(len(self._delivered), turn.content, now=turn.timestamp)
         turn = turn.model_copy(update={"content": host_message(turn)})
+        note = requested_note(turn) if self.options.notes == "on-request" and turn.role != "assistant" else None
+        if note:
+            self.host.tool(NOTE_TOOL, {"texte": note}, now=turn.timestamp)
         if turn.role == "assistant":
             user, self._pending = self._pending, None
             self.host.sync(user.content if user else "", turn.content, session_id=turn.session_id,

@@ -225,3 +225,112 @@ def test_exia_defect_counts_are_the_stored_events(exia_run):
     blocks = [json.loads(e["params"])["estimated_tokens"] for stage in ("output", "executed")
               for e in events("exia.recall.phase2", stage)]
     assert len(set(budgets)) == 1 and seed["E-3"]["observed"] == sum(t > budgets[0] for t in blocks)
+
+
+def _tools_maker():
+    spec = importlib.util.spec_from_file_location("make_exia_defects_tools",
+                                                  REPO / "scripts" / "make_exia_defects_tools.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_bundled_exia_tools_trajectory_is_what_the_script_writes(tmp_path):
+    _tools_maker().write(tmp_path)
+    for name in ("trajectory.jsonl", "probes.jsonl"):
+        assert (tmp_path / name).read_bytes() == (FINDINGS / "exia-defects-tools" / name).read_bytes()
+
+
+TOOL_DEFECTS = (
+    # (defect, repair flag, defective condition, repaired condition): each pair differs in the flag only.
+    ("E-1", "fix_primary_only_notes", "exia-subagent", "exia-subagent-fix-notes"),
+    ("E-4", "fix_trail_date_filter", "exia-read", "exia-read-fix-trail"),
+    ("E-5", "fix_search_expiry_filter", "exia-seed", "exia-fix-search-expiry"),
+    ("E-9", "fix_journal_only_admitted", "exia-seed", "exia-fix-journal"),
+)
+
+
+@pytest.fixture(scope="module")
+def exia_tools_run(tmp_path_factory):
+    # campaigns/seed-findings/exia-defects-tools.toml through `lsrep run` + `lsrep report` (EXIA §8.2).
+    tmp = tmp_path_factory.mktemp("exia-defects-tools")
+    store, out = tmp / "s.sqlite", tmp / "r.json"
+    assert main(["run", str(FINDINGS / "exia-defects-tools.toml"), "--store", str(store), "--quiet"]) == 0
+    assert main(["report", "latest", "--store", str(store), "--format", "json", "-o", str(out)]) == 0
+    return store, json.loads(out.read_text())
+
+
+def test_exia_tool_defect_conditions_differ_in_one_flag():
+    import tomllib
+
+    conditions = {c["name"]: c["options"] for c in tomllib.loads(
+        (FINDINGS / "exia-defects-tools.toml").read_text())["conditions"]}
+    for _code, flag, bad, fixed in TOOL_DEFECTS:
+        assert conditions[fixed] == {**conditions[bad], flag: True} and flag not in conditions[bad], fixed
+    # The defective conditions are the seed's code paths in the setting each defect needs.
+    seed = conditions["exia-seed"]
+    assert conditions["exia-read"] == {**seed, "tools": "auto-read"}
+    assert conditions["exia-subagent"] == {**seed, "agent_context": "subagent"}
+    assert not any(k.startswith("fix_") for k in seed)
+
+
+def test_exia_e1_e4_e5_e9_are_observed_and_each_repair_removes_its_own(exia_tools_run):
+    _store, report = exia_tools_run
+    for code, flag, bad, fixed in TOOL_DEFECTS:
+        seen, repaired = _exia_defects(report, bad)[code], _exia_defects(report, fixed)[code]
+        assert seen["flag"] == repaired["flag"] == flag, code
+        assert seen["state"] == "reproduced (seed)" and repaired["state"] == "repaired (fix on)", code
+        assert seen["observed"] > 0, (code, bad)
+        assert repaired["observed"] == 0, (code, fixed)
+    # None of the four shows in a condition that lacks its setting: no subagent notes in a primary
+    # context, no read trail without the read tool, no search when the host reads instead.
+    seed = _exia_defects(report, "exia-seed")
+    assert seed["E-1"]["observed"] == 0 and seed["E-4"]["observed"] == 0
+    assert _exia_defects(report, "exia-read")["E-5"]["observed"] == 0
+
+
+def test_exia_e1_e4_e5_e9_counts_are_the_stored_events(exia_tools_run):
+    # Each count recomputed from the store by hand, and each repaired 0 shown to be the repair at
+    # work (the mechanism ran on the same input and held the defect back), not an idle mechanism.
+    from lsrep.store import RunStore
+
+    store, report = exia_tools_run
+    db = RunStore(store)
+
+    def events(condition: str, mechanism: str, stage: str) -> list[dict]:
+        rows = db.rows("select e.reason, e.params, e.ids, e.checkpoint, e.probe_id from events e "
+                       "join units u using (run_id, unit_id) "
+                       "where u.condition = ? and e.mechanism = ? and e.stage = ? order by e.seq",
+                       [condition, mechanism, stage])
+        return [{"reason": r["reason"], "params": json.loads(r["params"] or "{}"), "ids": json.loads(r["ids"] or "[]"),
+                 "at": (r["checkpoint"], r["probe_id"])} for r in rows]
+
+    def observed(condition: str, code: str) -> int:
+        return _exia_defects(report, condition)[code]["observed"]
+
+    # E-1: notes the register took from the subagent; the repair refuses the same notes.
+    notes = events("exia-subagent", "exia.tool.note", "output")
+    assert observed("exia-subagent", "E-1") == sum(e["params"]["context"] == "subagent" for e in notes) > 0
+    assert not events("exia-subagent", "exia.ingest.gate", "executed")  # raw capture is off in a subagent
+    refused = events("exia-subagent-fix-notes", "exia.tool.note", "skipped")
+    assert len(refused) == len(notes) and {e["reason"] for e in refused} == {"contexte non primaire"}
+    # E-4: future-dated facts in the read tool's trail and fallback; the repair reads the same trails.
+    reads = events("exia-read", "exia.tool.read", "output")
+    assert observed("exia-read", "E-4") == sum(e["params"]["future_in_trail_or_fallback"] for e in reads) > 0
+    fixed_reads = events("exia-read-fix-trail", "exia.tool.read", "output")
+    assert len(fixed_reads) == len(reads) and sum(e["params"]["trail"] for e in fixed_reads) > 0
+    # E-5: expired plans the search tool returned; the repair filtered them out of the same searches.
+    found = events("exia-seed", "exia.tool.search", "output")
+    assert observed("exia-seed", "E-5") == sum(e["params"]["expired_returned"] for e in found) > 0
+    dropped = {e["at"]: set(e["ids"]) for e in events("exia-seed", "exia.recall.filter_expired", "executed")}
+    for e in found:  # the expired facts search returned are the ones automatic recall dropped for that probe
+        assert len(set(e["ids"]) & dropped.get(e["at"], set())) == e["params"]["expired_returned"], e["at"]
+    filtered = [e["params"]["filtered"]["expired"] for e in events("exia-fix-search-expiry", "exia.tool.search", "output")]
+    assert sum(filtered) >= observed("exia-seed", "E-5")
+    # E-9: inputs behind rejected facts journaled as integrated with no retry; the repair holds them.
+    journal = events("exia-seed", "exia.consolidate.journal", "executed")
+    assert observed("exia-seed", "E-9") == sum(e["params"]["rejected_integrated"] for e in journal) > 0
+    rejected = [pair for e in events("exia-seed", "exia.checker", "executed") for pair in e["params"]["rejected"]]
+    assert len(rejected) == observed("exia-seed", "E-9")  # each rejected fact is a one-line numeric answer
+    held = [e["params"]["held"] for e in events("exia-fix-journal", "exia.consolidate.journal", "executed")]
+    assert any(held)
