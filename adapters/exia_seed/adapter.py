@@ -56,7 +56,7 @@ NOTE_REQUEST = re.compile(
 )
 """A request addressed to the assistant to keep something, not advice to the other person:
 "remember to take breaks" and "I remember that trip" do not match (none of LoCoMo's 3,944
-turns does: tests/systems/exia_seed/test_exia_adapter.py)."""
+turns does: tests/systems/exia_seed/test_exia_adapter_notes.py)."""
 _NOTE_LEAD = re.compile(r"^\s*(?:(?:that|this|it|of (?:this|that|it))\b)?\s*(?:down\b)?\s*[:,\-\u2013]?\s*", re.IGNORECASE)
 
 
