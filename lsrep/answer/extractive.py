@@ -18,6 +18,7 @@ from lsrep.answer.asking import answered_by, asks
 from lsrep.answer.categories import CATEGORY_KINDS, category_kind, category_span
 from lsrep.answer.choice import choose
 from lsrep.answer.counting import count_span, counted, counts_noun
+from lsrep.answer.elapsed import asks_elapsed, elapsed
 from lsrep.answer.entities import CAPITALISED, names_in, organisation_in, place_in, reason_in
 from lsrep.answer.feeling import asks_feeling, feeling_sentence, feeling_words
 from lsrep.answer.kinds import question_type
@@ -232,6 +233,14 @@ class ExtractiveAnswerer:
             scored = [(0.0, -sole.order, sole, witnesses(bags[sole.order], wanted))]
         scored.sort(key=lambda x: (x[0], x[1]), reverse=True)
         best_score, _, best, shared = scored[0]
+        if asks_elapsed(question):
+            firsts: dict[str, tuple[float, Sentence]] = {}
+            for score, _, s, _sh in scored:
+                firsts.setdefault(s.line, (score, s))
+            between = elapsed(question, list(firsts.values()), lambda s: _date_span(s.text, s.when, question)
+                              or _date_span(s.line, s.when, question) or fmt_day(s.when))
+            if between:
+                return between
         if kind == "count":
             number = counted(question, scored, best_score, lambda x, noun: bool(matched(keys(x.line), keys(noun))),
                              lambda x: counts_noun(x.text, question))

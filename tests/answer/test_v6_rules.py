@@ -1,0 +1,53 @@
+"""Answerer v6 rules: time between two events by date arithmetic."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+
+from lsrep.answer.elapsed import asks_elapsed
+from lsrep.answer.extractive import ExtractiveAnswerer
+from lsrep.contract import Fragment
+from lsrep.judge.normalize import gives
+
+NOW = datetime(2024, 9, 1, 12, 0)
+
+
+def line(stamp: str, who: str, text: str) -> Fragment:
+    return Fragment(text=f"[{stamp}] {who} (user): {text}")
+
+
+def ask(question: str, *fragments: Fragment) -> str:
+    return ExtractiveAnswerer().answer(question, list(fragments), NOW)
+
+
+def test_elapsed_questions_are_told_from_durations_and_ago():
+    for q in ("How many weeks passed between Ana adopting Pip and Tofu?", "How long did it take Ben to open his shop?",
+              "How many months after the wedding did Ana move?", "How much time passed between the two trips?"):
+        assert asks_elapsed(q), q
+    for q in ("How long has Ana been painting?", "How long ago was Ben's party?", "How many days a week does Ana run?",
+              "How many times has Ben gone hiking?", "How long was Ana in Paris?"):
+        assert not asks_elapsed(q), q
+
+
+def test_weeks_between_two_events_from_relative_dates():
+    # Pip: "two weeks ago" on 11 August = 28 July; Tofu: "last week" on 13 August = 6-12 August (middle 9 August).
+    answer = ask("How many weeks passed between Ana adopting Pip and Tofu?",
+                 line("2024-08-11 10:00", "Ana", "Guess what - I adopted a puppy two weeks ago! Her name's Pip."),
+                 line("2024-08-13 10:00", "Ana", "I just adopted another pup, Tofu, from a shelter last week."))
+    assert answer == "two weeks", answer
+    assert gives(answer, "two weeks") and not gives(answer, "one week")
+
+
+def test_how_long_it_took_counts_in_the_coarsest_unit_of_at_least_two():
+    answer = ask("How long did it take Ben to open his shop?",
+                 line("2024-01-20 10:00", "Ben", "Lost my job yesterday, so I'm going to start my own shop."),
+                 line("2024-06-19 10:00", "Ben", "The grand opening of my shop is tomorrow!"))
+    assert answer == "five months", answer  # 19 January to 20 June: 153 days
+
+
+def test_one_dated_event_is_not_an_interval():
+    answer = ask("How many weeks passed between Ana adopting Pip and Tofu?",
+                 line("2024-08-11 10:00", "Ana", "Guess what - I adopted a puppy! Her name's Pip. Tofu came too."))
+    # A single day gives no distance: the rule stands aside (no "0 weeks"), the sentence answers as before.
+    assert not re.fullmatch(r"\w+ weeks?", answer), answer
