@@ -24,7 +24,7 @@ from lsrep.answer.feeling import asks_feeling, feeling_sentence, feeling_words
 from lsrep.answer.kinds import question_type
 from lsrep.answer.lists import LIST_SHARE, asks_for_list, list_of
 from lsrep.answer.polarity import unstated
-from lsrep.answer.related import matched, related, witnesses
+from lsrep.answer.related import matched, related, verbal, witnesses
 from lsrep.answer.rules import RULES
 from lsrep.answer.when import resolve_more, since, years_ago
 from lsrep.contract import Fragment
@@ -101,6 +101,9 @@ _DURATION = re.compile(
     r"a few|a couple of|several|many)\s+(?:and\s+a\s+half\s+)?(?:years?|months?|weeks?|days?|hours?|minutes?|"
     r"seconds?)(?:\s+and\s+a\s+half)?(?:\s+(?:and\s+)?\d+\s+(?:minutes?|seconds?))?(?:\s+ago)?)\b"
     r"|\b(\d{1,2}:\d{2}(?::\d{2})?)\b|\b(since\s+(?:\d{4}|[A-Z]\w+(?:\s+\d{4})?))", re.I)
+_STATED_LENGTH = re.compile(r"\b(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a few|"
+                            r"a couple of|several)\s+(?:and\s+a\s+half\s+)?(?:years?|months?|weeks?|days?|hours?)\b"
+                            r"(?!\s+(?:ago|back|before|after|later|earlier|from now))", re.I)
 _AGO = re.compile(
     r"\b((?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a few|a couple of|several)"
     r"\s+(?:years?|months?|weeks?|days?)\s+ago)\b", re.I)
@@ -111,7 +114,9 @@ def keys(text: str) -> frozenset[str]:
     """Matching forms of the content words; hyphenated words also count joined ("de-stress": destress).
     Memoised: the same retrieved lines come back probe after probe."""
     joined = {fold(w.replace("-", "").lower()) for w in _HYPHENATED.findall(text)}
-    return frozenset(fold(t) for t in tokens(text) if t not in STOPWORDS) | joined
+    return frozenset(verbal(fold(t)) for t in tokens(text) if t not in STOPWORDS) | joined
+
+
 
 
 @dataclass(frozen=True)
@@ -233,7 +238,8 @@ class ExtractiveAnswerer:
             scored = [(0.0, -sole.order, sole, witnesses(bags[sole.order], wanted))]
         scored.sort(key=lambda x: (x[0], x[1]), reverse=True)
         best_score, _, best, shared = scored[0]
-        if asks_elapsed(question):
+        if asks_elapsed(question) and not _STATED_LENGTH.search(best.line):
+            # No length stated where the question is best answered ("it took me two months"): compute it.
             firsts: dict[str, tuple[float, Sentence]] = {}
             for score, _, s, _sh in scored:
                 firsts.setdefault(s.line, (score, s))

@@ -51,3 +51,26 @@ def test_one_dated_event_is_not_an_interval():
                  line("2024-08-11 10:00", "Ana", "Guess what - I adopted a puppy! Her name's Pip. Tofu came too."))
     # A single day gives no distance: the rule stands aside (no "0 weeks"), the sentence answers as before.
     assert not re.fullmatch(r"\w+ weeks?", answer), answer
+
+
+def test_a_noun_made_from_a_verb_matches_the_verb():
+    from lsrep.answer.extractive import keys
+
+    assert keys("rejection") == keys("rejected") and keys("education") == keys("educated")
+    assert keys("improvement") == keys("improved") and keys("adoption") == keys("adopt")
+    assert keys("station") != keys("state") and keys("moment") != keys("mom")  # short stems stay apart
+    # and the related-word groups read the same forms: "vacationed" still finds "trip".
+    from lsrep.answer.related import matched
+
+    assert matched(keys("We took a trip to Oregon"), keys("vacationed"))
+    answer = ask("How many times has Ana's screenplay been rejected?",
+                 line("2024-06-03 10:00", "Ana", "I got a rejection letter from a major company."),
+                 line("2024-10-21 10:00", "Ana", "Another rejection from a production company, sadly."))
+    assert gives(answer, "twice"), answer
+
+
+def test_a_stated_length_answers_before_any_arithmetic():
+    answer = ask("How long did it take Ben to recover?",
+                 line("2024-03-01 10:00", "Ben", "I hurt my knee skiing yesterday; it will take a while to recover."),
+                 line("2024-06-19 10:00", "Ben", "It took me two months to recover from the knee injury, finally."))
+    assert gives(answer, "two months") and not gives(answer, "three months"), answer
