@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 from lsrep.answer.lists import asks_for_list
-from lsrep.text import STOPWORDS, tokens
+from lsrep.text import STOPWORDS, fold, tokens
 
 CAPITALISED = re.compile(r"\b([A-Z][a-zA-Z'’-]+(?:\s+(?:of\s+|de\s+)?[A-Z][a-zA-Z'’-]+)*)")
 _PLACE = re.compile(
@@ -104,11 +104,21 @@ _CONSEQUENCE = re.compile(r"(?:,\s*|\s+)(?:and\s+)?so,?\s+(?=(?:i|i'm|i've|i'd|w
                           r"my|our|his|her|their|[a-z]+ing)\b)", re.I)
 
 
-def reason_in(text: str) -> str | None:
+def reason_in(text: str, question: str = "") -> str | None:
     """For why-questions: the sentence from its causal marker on ("'cause they help LGBTQ+ folks"); a
-    sentence joined by a consequence marker ("I love dance, so I ...") whole: the reason is before it."""
-    m = _CAUSE.search(text)
+    sentence joined by a consequence marker ("I love dance, so I ...") whole: the reason is before it.
+    A marker whose clause says nothing the question does not ("I'm drawn to turtles" for "Why does X
+    like turtles?": "to turtles") marks no reason: the next marker is tried."""
     c = _CONSEQUENCE.search(text)
-    if c and c.start() > 0 and (not m or c.start() < m.start()):
-        return text.strip(" ,.!?")  # the reason before "so", the purpose often after it: both
-    return m.group(0).strip(" .!?") if m else None
+    asked = {fold(t) for t in tokens(question)}
+    for m in _CAUSE.finditer(text) if question else [_CAUSE.search(text)]:
+        if m is None:
+            break
+        if c and c.start() > 0 and c.start() < m.start():
+            return text.strip(" ,.!?")  # the reason before "so", the purpose often after it: both
+        clause = re.split(r"[.!?;,]", m.group(0), maxsplit=1)[0]
+        if not question or {fold(t) for t in tokens(clause) if t not in STOPWORDS} - asked:
+            return m.group(0).strip(" .!?")
+    if c and c.start() > 0:
+        return text.strip(" ,.!?")
+    return None

@@ -224,7 +224,7 @@ class ExtractiveAnswerer:
             # A sentence naming the kind of thing asked for ("which city": a place) shares that much more.
             if len(in_line) + (1 if typed and (kind in ENTITY_KINDS or listing) else 0) < need:
                 continue
-            novel = len(bag - wanted - names)
+            novel = 0 if _CAPTION.match(s.text) else len(bag - wanted - names)  # a caption describes, it says nothing new
             score = (overlap(bag, hit) + 0.3 * sum(weight[t] for t in sorted(in_line - hit))
                      + 0.1 * min(novel, 5) + (0.5 if typed else 0.0))
             if s.text.rstrip().endswith("?"):
@@ -497,7 +497,7 @@ def _typed_span(kind: str, s: Sentence, question: str) -> str | None:
     if kind == "org":
         return organisation_in(s.text, question)
     if kind == "reason":
-        return reason_in(s.text)
+        return reason_in(s.text, question)
     if kind in CATEGORY_KINDS:
         return category_span(kind, s.text)
     return None

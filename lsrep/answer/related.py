@@ -27,7 +27,7 @@ GROUPS: tuple[str, ...] = (
     "trip travel vacation holiday",
     "exercise workout gym fitness",
     "hobby pastime",
-    "favorite favourite love fave",
+    "favorite favourite love fave fan",
     "recommend suggest suggestion",
     "music > song jam track tune",
     "feel feeling felt emotion",

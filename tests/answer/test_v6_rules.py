@@ -74,3 +74,22 @@ def test_a_stated_length_answers_before_any_arithmetic():
                  line("2024-03-01 10:00", "Ben", "I hurt my knee skiing yesterday; it will take a while to recover."),
                  line("2024-06-19 10:00", "Ben", "It took me two months to recover from the knee injury, finally."))
     assert gives(answer, "two months") and not gives(answer, "three months"), answer
+
+
+def test_a_causal_marker_saying_only_what_is_asked_is_no_reason():
+    from lsrep.answer.entities import reason_in
+
+    text = "I'm drawn to turtles. They're calming and their slow pace is a nice change."
+    assert reason_in(text, "Why does Omar like turtles as pets?") is None  # "to turtles" explains nothing
+    assert reason_in(text) == "to turtles. They're calming and their slow pace is a nice change"  # no question: as v4
+    assert reason_in("I chose them 'cause they help LGBTQ+ folks", "Why did Ana choose the agency?") == \
+        "'cause they help LGBTQ+ folks"
+
+
+def test_a_caption_does_not_outscore_the_speakers_own_sentence_on_novelty():
+    answer = ask("How did Ana celebrate after sharing her book with her writers group?",
+                 line("2024-08-22 11:04", "Ana", "Thanks, Ben! It feels great knowing that people like my writing. I "
+                                                 "celebrated by making this delicious treat - yum! Any plans for the "
+                                                 "weekend? [shares an image: a photo of two desserts with spoons and a "
+                                                 "bar of chocolate]"))
+    assert gives(answer, "making a delicious treat"), answer
