@@ -35,6 +35,7 @@ from lsrep.temporal import (
     resolve_day_of_month,
     resolve_relative,
     resolve_since,
+    whole_date,
 )
 from lsrep.text import STOPWORDS, fold, tokens
 
@@ -285,6 +286,11 @@ class ExtractiveAnswerer:
                 # "It reminded me why I wanted to join": the reason is what the sentence before says.
                 return _speak(before[0].text.strip(" .!?"), best.speaker)
         span = _typed_span(kind, best, question) or _typed_span(kind, _whole_line(best), question)
+        if (span and kind == "date" and not _typed_span(kind, best, question) and _PAST_QUESTION.match(question)
+                and not _PLANNED.search(question) and _after(span, best.when)):
+            # "When did X start ...?" and the line's only date is in another sentence, still ahead when it
+            # was said ("I'm also hosting a competition next month"): that sentence is about something else.
+            span = None
         if span:
             return _speak(span, best.speaker) if kind in ("person", "place", "org", "reason", "other") else span
         if kind == "date":
@@ -428,6 +434,21 @@ _PARTS = re.compile(r"(?<=[.!?;])\s+(?=\S)|\s*;\s*")
 
 def _part(s: Sentence, text: str) -> Sentence:
     return Sentence(text, s.line, s.when, s.speaker, s.order)
+
+
+_PAST_QUESTION = re.compile(r"^\W*(?:when|on what date|what date|which (?:day|month|year))\s+(?:did|was|were|had)\b",
+                            re.I)
+
+
+_PLANNED = re.compile(r"\b(?:plan|planned|planning|intend|intended|going to|schedul\w*|expect\w*|meant to|hop(?:e|ed) to)\b",
+                      re.I)
+"""A past question about a plan ("When did X plan to visit?") asks for the date planned, ahead of its saying."""
+
+
+def _after(span: str, said: date) -> bool:
+    """The date expression lies wholly after the day it was said on."""
+    found = whole_date(span)
+    return found is not None and found.year_known and found.start > said
 
 
 def _whole_line(s: Sentence) -> Sentence:

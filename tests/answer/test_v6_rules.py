@@ -93,3 +93,14 @@ def test_a_caption_does_not_outscore_the_speakers_own_sentence_on_novelty():
                                                  "weekend? [shares an image: a photo of two desserts with spoons and a "
                                                  "bar of chocolate]"))
     assert gives(answer, "making a delicious treat"), answer
+
+
+def test_a_past_event_is_not_dated_by_another_sentences_future_date():
+    ctx = line("2023-04-03 13:38", "Ben", "I'm expanding my shop's social media presence and offering classes. I'm "
+                                          "also hosting a competition next month to bring more attention to my shop.")
+    answer = ask("When did Ben start expanding his shop's social media presence?", ctx)
+    assert gives(answer, "April 2023") and not gives(answer, "May 2023"), answer
+    # The competition is asked about: its own sentence's date answers; a plan asks for the date planned.
+    assert gives(ask("When is Ben hosting a competition?", ctx), "May 2023")
+    planned = line("2023-04-03 13:38", "Ben", "Work is busy. I plan to visit my sister next month.")
+    assert gives(ask("When did Ben plan to visit his sister?", planned), "May 2023")
