@@ -66,7 +66,8 @@ _LINE_HEAD = re.compile(
     r"(?:(?P<who>[^:\[\]()]{1,60}?)\s*(?:\((?:user|assistant|system)\))?\s*:\s+)?")
 _ANY_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)")
-_CLAUSE = re.compile(r"\s*[;:()]\s*|\s+[—–-]+\s+|\s+(?:but|although|though|while)\s+")
+_CLAUSE = re.compile(r"\s*[;:()]\s*|\s+[—–-]+\s+|\s+(?:but|although|though)\s+|(?<!\ba)\s+while\s+")
+"""Clause boundaries; "while" joins clauses, "a while" is a length of time ("a while ago")."""
 
 _APPOSITIVE = re.compile(r"^(?:a|an)\s+\w+\s+(?:from|of|for|by|to)\b", re.I)
 """A clause that is only a noun phrase ("a gift from my grandma") describes the thing named just before it."""

@@ -104,3 +104,15 @@ def test_a_past_event_is_not_dated_by_another_sentences_future_date():
     assert gives(ask("When is Ben hosting a competition?", ctx), "May 2023")
     planned = line("2023-04-03 13:38", "Ben", "Work is busy. I plan to visit my sister next month.")
     assert gives(ask("When did Ben plan to visit his sister?", planned), "May 2023")
+
+
+def test_a_while_is_a_length_of_time_not_a_clause_boundary():
+    from lsrep.answer.extractive import _CLAUSE
+
+    assert _CLAUSE.split("I read the book you recommended a while ago and painted") == [
+        "I read the book you recommended a while ago and painted"]
+    assert _CLAUSE.split("I read a book while waiting") == ["I read a book", "waiting"]
+    answer = ask("What does Ana do to keep herself busy during her pottery break?",
+                 line("2024-08-22 11:04", "Ana", "Been reading that book you recommended a while ago and painting to "
+                                                 "keep busy."))
+    assert "reading" in answer and "painting" in answer, answer
