@@ -403,7 +403,7 @@ def _same_visit_date(best: Sentence, sentences: list[Sentence], bags: list[froze
     return None
 
 
-_GENERIC_LIST_WORDS = frozenset(fold(w) for w in "do done did go gone went been be get got see seen saw visit visited travel travelled traveled "
+GENERIC_LIST_WORDS = frozenset(fold(w) for w in "do done did go gone went been be get got see seen saw visit visited travel travelled traveled "
                                  "try tried have had take took like enjoy plan planning both ever all order "
                                  "respectively so far".split())
 """Words a list question uses for any item of its kind ("What movies has X seen", "Which cities has X visited",
@@ -420,7 +420,7 @@ def _list_topic(question: str) -> frozenset[str]:
         return frozenset()
     rest = question[m.end():]
     named = {t for w in CAPITALISED.findall(rest) for t in keys(w)}
-    return keys(rest) - _QUESTION_WORDS - named - _GENERIC_LIST_WORDS
+    return keys(rest) - _QUESTION_WORDS - named - GENERIC_LIST_WORDS
 
 
 def _whole_or_clause(text: str) -> str:

@@ -95,6 +95,22 @@ references. Its rules, in order (also `RULES`, which every manifest records):
    2022" (the month said, so many years back; a year alone is coarser than what was said); a when-question
    whose best turn names no date takes a date the same speaker said that day in a sentence sharing a
    word of the question, before the turn's own date.
+8. **v6: safe lists, time between events, word forms.** v5's gathering of names and places from every line
+   down to a quarter of the best is dropped: on a whole history it collects whatever the subject ever
+   named. A list question's words after its verb that are not names and not words any item of its kind
+   takes ("visit", "seen", "done", "in order": `GENERIC_LIST_WORDS` in `lsrep.answer.extractive`) must be in
+   the part of a line (a sentence, or a ';'-separated fact) that gives an item, or in the part a pronoun
+   there points back to ("Pip and Tofu! They are the sweetest pets."); "In which cities ..." is a list
+   question. "How many weeks passed between ...", "how long did it take ...": when the best line states
+   no length itself, the distance between the event dates of the two best lines dated differently, in the
+   unit asked, else the coarsest unit of at least 2 (`lsrep.answer.elapsed`). A noun made from a verb
+   matches the verb ("rejection"/"rejected", "education"/"educated", "improvement"/"improved"; stems long
+   enough that "station" is not "state"). A causal marker whose clause says only what the question asks
+   ("I'm drawn to turtles" for "why does X like turtles") marks no reason; the next marker is tried. A
+   caption earns no novelty bonus over the speaker's own sentence. A past when-question ("When did X
+   start ...?") is not dated by a date in another sentence of the line that was still ahead when said
+   ("I'm also hosting a competition next month"), unless it asks about a plan. "A while" is a length of
+   time, not a clause boundary.
 """
 
 from __future__ import annotations
@@ -119,4 +135,9 @@ RULES = ("best IDF-weighted sentence (speaker counts, -ing/-ed/plural folded, re
          "avoids X; a consequence 'so' gives the whole sentence as the reason; ordinals count at least that many; which day/weekend/season is a date question; captions without 'shares an "
          "image'; 'both / in common' answered by the sentence holding most words said by both; common places keep "
          "their 'of' phrase; N years ago keeps the month; an undated best turn takes the date its speaker said that "
-         "day in a sentence sharing the question's words")
+         "day in a sentence sharing the question's words; v6: no gathering from lines sharing only a name, a list item "
+         "only from the part of a line holding the list question's own words (or the part its pronoun points to), "
+         "'in which ...' lists, time between two events by date arithmetic unless a length is stated, nouns made "
+         "from verbs match the verb, a causal clause echoing the question is no reason, captions earn no novelty "
+         "bonus, a past when-question is not dated by another sentence's future date unless it asks about a plan, "
+         "'a while' is no clause boundary")
