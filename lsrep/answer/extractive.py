@@ -6,7 +6,6 @@ the simulated now, the fragments' text), never the references. Its rules, in ord
 """
 from __future__ import annotations
 
-import bisect
 import math
 import re
 from collections.abc import Sequence
@@ -18,26 +17,22 @@ from lsrep.answer.asking import answered_by, asks
 from lsrep.answer.categories import CATEGORY_KINDS, category_kind, category_span
 from lsrep.answer.choice import choose
 from lsrep.answer.counting import count_span, counted, counts_noun
+from lsrep.answer.dated import PAST_QUESTION, PLANNED, ahead, date_span
 from lsrep.answer.elapsed import asks_elapsed, elapsed
 from lsrep.answer.entities import CAPITALISED, names_in, organisation_in, place_in, reason_in
 from lsrep.answer.feeling import asks_feeling, feeling_sentence, feeling_words
 from lsrep.answer.kinds import question_type
 from lsrep.answer.lists import LIST_SHARE, asks_for_list, list_of
 from lsrep.answer.polarity import unstated
-from lsrep.answer.related import matched, related, verbal, witnesses
+from lsrep.answer.related import matched, related, witnesses
 from lsrep.answer.rules import RULES
-from lsrep.answer.when import resolve_more, since, years_ago
+from lsrep.answer.when import since
+from lsrep.answer.words import QUESTION_WORDS, keys
 from lsrep.contract import Fragment
 from lsrep.temporal import (
-    RELATIVE,
-    absolute_matches,
     fmt_day,
-    resolve_day_of_month,
-    resolve_relative,
-    resolve_since,
-    whole_date,
 )
-from lsrep.text import STOPWORDS, fold, tokens
+from lsrep.text import fold
 
 ABSTAIN_TEXT = "I don't know."
 ENTITY_KINDS = frozenset({"person", "place", "org"})
@@ -73,7 +68,6 @@ _APPOSITIVE = re.compile(r"^(?:a|an)\s+\w+\s+(?:from|of|for|by|to)\b", re.I)
 """A clause that is only a noun phrase ("a gift from my grandma") describes the thing named just before it."""
 _APPOSITIVE_NEXT = re.compile(r"^(?:a|an)\s+(?!lot\b|bit\b|little\b|few\b|couple\b)\w+", re.I)
 """A clause opening with a noun phrase ("a suspenseful thriller set in ...") says what the clause before names."""
-_HYPHENATED = re.compile(r"\b[A-Za-z]+(?:-[A-Za-z]+)+\b")
 _YES_NO = re.compile(r"^\W*(?:is|are|was|were|do|does|did|would|will|can|could|has|have|had|should|shall|may|"
                      r"might|must)\b", re.I)
 _IMAGE = re.compile(r"\bshares an image:?\s+(?:a\s+)?(?:photo(?:graphy)?|picture|image)\s+of\s+([^\]\[]+?)\s*\]?\s*$",
@@ -93,9 +87,6 @@ _CONTINUES = re.compile(r"^\W*(?:it|she|he|they|this|that|these|those|we|our)\b"
 _FILLER = frozenset(
     "yeah yes yep wow hey hi oh ok okay haha lol thanks thank cool great awesome amazing really totally "
     "definitely absolutely sure something thing stuff lot kind".split())
-_QUESTION_WORDS = frozenset(
-    "what when where who whom whose which why how many much long often kind type sort ever "
-    "likely would could might".split())
 _PLURAL_HEADS = re.compile(
     r"^\s*(?:what|which)\s+(?:\w+\s+)?(\w+s)\s+(?:do|does|did|has|have|had|are|were|is|was)\b", re.I)
 _DURATION = re.compile(
@@ -109,16 +100,6 @@ _STATED_LENGTH = re.compile(r"\b(?:\d+|a|an|one|two|three|four|five|six|seven|ei
 _AGO = re.compile(
     r"\b((?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a few|a couple of|several)"
     r"\s+(?:years?|months?|weeks?|days?)\s+ago)\b", re.I)
-
-
-@lru_cache(maxsize=1 << 16)
-def keys(text: str) -> frozenset[str]:
-    """Matching forms of the content words; hyphenated words also count joined ("de-stress": destress).
-    Memoised: the same retrieved lines come back probe after probe."""
-    joined = {fold(w.replace("-", "").lower()) for w in _HYPHENATED.findall(text)}
-    return frozenset(verbal(fold(t)) for t in tokens(text) if t not in STOPWORDS) | joined
-
-
 
 
 @dataclass(frozen=True)
@@ -182,13 +163,13 @@ class ExtractiveAnswerer:
     def answer(self, question: str, fragments: Sequence[Fragment], now: datetime | None = None) -> str:
         today = (now or datetime(1970, 1, 1)).date()
         sentences = _sentences(fragments, today)
-        wanted = keys(question) - _QUESTION_WORDS
+        wanted = keys(question) - QUESTION_WORDS
         need = max(1, min(self.min_overlap, len(wanted)))
         if not sentences or not wanted:
             return ABSTAIN_TEXT
         kind = question_type(question)
         beside = _BESIDES.search(question)
-        avoid = keys(beside.group(1)) - _QUESTION_WORDS if beside else frozenset()
+        avoid = keys(beside.group(1)) - QUESTION_WORDS if beside else frozenset()
         kind = (category_kind(question) or kind) if kind == "other" else kind
         listing = asks_for_list(question) and not asks_feeling(question) and kind in ("other", "place", "person", "org", *CATEGORY_KINDS)
         speakers = [keys(s.speaker) if s.speaker else frozenset() for s in sentences]
@@ -245,8 +226,8 @@ class ExtractiveAnswerer:
             firsts: dict[str, tuple[float, Sentence]] = {}
             for score, _, s, _sh in scored:
                 firsts.setdefault(s.line, (score, s))
-            between = elapsed(question, list(firsts.values()), lambda s: _date_span(s.text, s.when, question)
-                              or _date_span(s.line, s.when, question) or fmt_day(s.when))
+            between = elapsed(question, list(firsts.values()), lambda s: date_span(s.text, s.when, question)
+                              or date_span(s.line, s.when, question) or fmt_day(s.when))
             if between:
                 return between
         if kind == "count":
@@ -287,8 +268,8 @@ class ExtractiveAnswerer:
                 # "It reminded me why I wanted to join": the reason is what the sentence before says.
                 return _speak(before[0].text.strip(" .!?"), best.speaker)
         span = _typed_span(kind, best, question) or _typed_span(kind, _whole_line(best), question)
-        if (span and kind == "date" and not _typed_span(kind, best, question) and _PAST_QUESTION.match(question)
-                and not _PLANNED.search(question) and _after(span, best.when)):
+        if (span and kind == "date" and not _typed_span(kind, best, question) and PAST_QUESTION.match(question)
+                and not PLANNED.search(question) and ahead(span, best.when)):
             # "When did X start ...?" and the line's only date is in another sentence, still ahead when it
             # was said ("I'm also hosting a competition next month"): that sentence is about something else.
             span = None
@@ -397,7 +378,7 @@ def _same_visit_date(best: Sentence, sentences: list[Sentence], bags: list[froze
         if s.line == best.line or s.speaker != best.speaker or s.when != best.when:
             continue
         if matched(bags[s.order], own):
-            span = _date_span(s.text, s.when)
+            span = date_span(s.text, s.when)
             if span:
                 return span
     return None
@@ -420,7 +401,7 @@ def _list_topic(question: str) -> frozenset[str]:
         return frozenset()
     rest = question[m.end():]
     named = {t for w in CAPITALISED.findall(rest) for t in keys(w)}
-    return keys(rest) - _QUESTION_WORDS - named - GENERIC_LIST_WORDS
+    return keys(rest) - QUESTION_WORDS - named - GENERIC_LIST_WORDS
 
 
 def _whole_or_clause(text: str) -> str:
@@ -435,21 +416,6 @@ _PARTS = re.compile(r"(?<=[.!?;])\s+(?=\S)|\s*;\s*")
 
 def _part(s: Sentence, text: str) -> Sentence:
     return Sentence(text, s.line, s.when, s.speaker, s.order)
-
-
-_PAST_QUESTION = re.compile(r"^\W*(?:when|on what date|what date|which (?:day|month|year))\s+(?:did|was|were|had)\b",
-                            re.I)
-
-
-_PLANNED = re.compile(r"\b(?:plan|planned|planning|intend|intended|going to|schedul\w*|expect\w*|meant to|hop(?:e|ed) to)\b",
-                      re.I)
-"""A past question about a plan ("When did X plan to visit?") asks for the date planned, ahead of its saying."""
-
-
-def _after(span: str, said: date) -> bool:
-    """The date expression lies wholly after the day it was said on."""
-    found = whole_date(span)
-    return found is not None and found.year_known and found.start > said
 
 
 def _whole_line(s: Sentence) -> Sentence:
@@ -502,7 +468,7 @@ def _clause(text: str, shared: frozenset[str], avoid: frozenset[str] = frozenset
 
 def _typed_span(kind: str, s: Sentence, question: str) -> str | None:
     if kind == "date":
-        return _date_span(s.text, s.when, question)
+        return date_span(s.text, s.when, question)
     if kind == "ago":
         m = _AGO.search(s.text)
         return m.group(1) if m else None
@@ -523,31 +489,3 @@ def _typed_span(kind: str, s: Sentence, question: str) -> str | None:
     if kind in CATEGORY_KINDS:
         return category_span(kind, s.text)
     return None
-
-
-def _date_span(text: str, when: date, question: str = "") -> str | None:
-    """The date a sentence names (absolute before relative); of several, the one nearest a word of the
-    question ("I've trained since last year and the race is next Sunday": for the race, next Sunday)."""
-    found = [(m[0], text[m[0]:m[1]]) for m in absolute_matches(text)]
-    if not found:
-        found = [(m.start(), years_ago(m.group(0), when) or r) for m in RELATIVE.finditer(text)
-                 if (r := resolve_relative(m, when))]
-    if len(found) > 1 and question:
-        asked = keys(question) - _QUESTION_WORDS
-        spots = [m.start() for m in re.finditer(r"[\w'’-]+", text) if keys(m.group(0)) & asked]
-        if spots:
-            return min(found, key=lambda f: (_distance(spots, f[0]), f[0]))[1]
-    if found:
-        return found[0][1]
-    return resolve_more(text, when) or resolve_day_of_month(text, when) or resolve_since(text, when)
-
-
-def _distance(spots: list[int], at: int) -> int:
-    """Characters from `at` to the nearest of the sorted positions `spots`."""
-    i = bisect.bisect_left(spots, at)
-    return min(abs(spots[j] - at) for j in (i - 1, i) if 0 <= j < len(spots))
-
-
-def date_answer(s: Sentence) -> str:
-    """The date span of a sentence, or its own date."""
-    return _date_span(s.text, s.when) or fmt_day(s.when)

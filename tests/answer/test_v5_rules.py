@@ -78,7 +78,7 @@ def test_a_weekday_is_not_a_place():
 def test_relative_dates_the_shared_resolver_leaves_open():
     from datetime import date
 
-    from lsrep.answer.extractive import _date_span
+    from lsrep.answer.dated import date_span as _date_span
 
     monday = date(2023, 7, 17)
     cases = {

@@ -54,7 +54,7 @@ def test_one_dated_event_is_not_an_interval():
 
 
 def test_a_noun_made_from_a_verb_matches_the_verb():
-    from lsrep.answer.extractive import keys
+    from lsrep.answer.words import keys
 
     assert keys("rejection") == keys("rejected") and keys("education") == keys("educated")
     assert keys("improvement") == keys("improved") and keys("adoption") == keys("adopt")
