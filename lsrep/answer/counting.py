@@ -3,7 +3,8 @@
 "How many kids ...": the number (words or digits) with the word after it, preferring the noun the
 question counts; "how often": the frequency ("twice a week"). A "how many" question whose best
 sentence holds no number with that noun is answered by counting: the distinct days on which a
-matching line states it ("found a trail" on one day, "found more trails" on another: 2).
+matching line states it ("found a trail" on one day, "found more trails" on another: 2), or the highest
+ordinal a line gives the counted noun when that is more ("I won my fourth tournament": 4).
 """
 
 from __future__ import annotations
@@ -89,4 +90,28 @@ def counted(question: str, scored: Sequence[tuple], best_score: float, holds: Ca
         if noun and not holds(s, noun):
             continue
         days.add(s.when)
+    nth = max((ordinal(s.line, noun) for _, _, s, _shared in scored),
+              default=0)
+    if nth >= 2 and nth > len(days):
+        return str(nth)  # "I won my fourth tournament": at least four, whatever the context holds of the others
     return str(len(days)) if len(days) >= 2 else None
+
+
+_ORDINALS = {w: i for i, w in enumerate("first second third fourth fifth sixth seventh eighth ninth tenth eleventh "
+                                        "twelfth".split(), start=1)}
+_ORDINAL = re.compile(r"\b(" + "|".join(_ORDINALS) + r"|\d+(?:st|nd|rd|th))\s+((?:[\w'-]+\s+){0,3}?)([\w'-]+)",
+                      re.I)
+
+
+def ordinal(text: str, noun: str | None) -> int:
+    """The highest ordinal a text gives the counted noun ("my fourth video game tournament": 4; "your third
+    one": 3), else 0."""
+    best = 0
+    for m in _ORDINAL.finditer(text):
+        word = m.group(3).lower()
+        if noun and fold(word) != fold(noun.lower()) and word != "one":
+            continue
+        token = m.group(1).lower()
+        n = _ORDINALS.get(token) or int(re.match(r"\d+", token).group(0))
+        best = max(best, n)
+    return best

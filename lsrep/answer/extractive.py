@@ -1,73 +1,11 @@
 """The offline answerer: the best-matching evidence sentence, then the short span the question asks for.
 
-Deterministic and offline; it reads only what a model would read in the answer
-prompt (the question, the simulated now, the fragments' text), never the
-references. Its rules, in order (also `RULES`, which every manifest records):
-
-1. **Sentences.** Every fragment line is split into sentences. A line opening with
-   a timestamp (``[2023-05-08 13:56] Caroline (user): ...`` as adapters render
-   turns, or ``[2026-03-02 Maya] ...``) dates its sentences and names the speaker; a
-   line without one takes the fragment's last date, else the simulated now. A typed
-   span missing from the best sentence is looked for in the rest of its line.
-2. **Best sentence.** Score = the IDF-weighted content words (plural, -ing/-ed and
-   common irregular forms folded) the sentence shares with the question, the line's
-   speaker counting as a word of the sentence; plus a small bonus when the sentence
-   holds the kind of span asked for. A question word is also shared through a related
-   word (`lsrep.answer.related`: "live" by "home", "work" by "job"), at 0.7 of its
-   weight. Ties go to the earliest. A sentence answers only if its line shares
-   ``min(min_overlap, question content words)`` words (the speaker's name counting as
-   one, as before; for who / where / which-company questions a sentence naming such a
-   thing counts one more) and it shares a word other than a speaker's name itself.
-   None does: abstain ("I don't know."), unless exactly one line shares any word with
-   the question (unambiguous evidence): then the sentence of that line sharing the most
-   (the fullest on a tie) answers — a long turn states its fact in one sentence of many.
-3. **Typed span.** when / what date / which year: a date in the sentence, relative
-   expressions resolved against the sentence's date ("yesterday" said on 8 May 2023
-   is "7 May 2023", "last week" is "the week before 9 June 2023", "next month" is
-   "June 2023", "on the 15th" is that day of the month, "I've had them for 3 years"
-   is 3 years before); none in the sentence or its line: the sentence's own date.
-   How long ago: the "N years ago" phrase. How many / how much: the number (words
-   or digits) with the word after it; how often: the frequency ("twice a week"). How long: the duration phrase. Who: the
-   capitalised names the question does not already contain (not a greeted listener:
-   "Hey John"). Where: the place after in/at/to/from (else a capitalised name). Which
-   company / school / team: the capitalised name after at/for/with/join/from. Why: the
-   sentence from its causal marker on ("because", "'cause", "so", "to ..."). Yes/no
-   questions: "Yes" or "No" (a negation in the sentence) and the clause; a would / could
-   / might question whose line states fewer than half of what it asks about: "Likely
-   no". Otherwise, or when the typed span is missing: the shortest clause of the
-   sentence that holds its shared words (dashes split clauses, not sentences), with the
-   next clause when it only repeats the question (the one before, when it is the last);
-   the clause is followed by the next sentence of its line when it adds fewer than five
-   words of its own or the next sentence goes on about the same thing (opens with
-   it/she/he/they/this/that/these/those/we/our); a thin last sentence is preceded by the
-   one before it when that one says something. A clause pointing at a shared image
-   ("they made this!", followed by "Here's ...") takes the image's caption. A sentence
-   that asks ("?") scores half. First-person words of a span are put in the speaker's
-   name ("my daughter" said by Melanie: "Melanie's daughter").
-4. **Several items.** A list question ("What activities has...", "Which cities...",
-   "Where has X camped?", "What has X painted?") answers with one span (typed, else the
-   clause) from the best sentence of every line scoring at least a third of the best
-   (at most six, joined by "; "). A list question naming a category ("Where has X been",
-   "What movies", "What activities": `lsrep.answer.categories`) takes the instances a sentence
-   names (a place, a quoted or capitalised title, an activity) even when the sentence shares only
-   the speaker's name with the question.
-5. **Asking and counting.** A best sentence that asks ("Is that your third one?") gives way to
-   the reply to it (the next line, by another speaker), or, with no reply in context and the
-   question addressed to the listener, to the nearest stating sentence of its own line
-   (`lsrep.answer.asking`). "How many (times)" with no number for the counted noun in the best
-   sentence: the number of distinct days whose lines state it (`lsrep.answer.counting`).
-6. **Choices and inferences.** "A or B?" is answered by the alternative the context supports more
-   (`lsrep.answer.choice`), never yes/no. A would-question whose line does not state what it
-   asks: "Likely yes" when it asks about liking and the line likes something, else "Likely no"
-   (`lsrep.answer.polarity`). Of several dates in a sentence, the one nearest a question word.
-   The noun a what/which question asks about ("what kind of event") weighs double; a clause
-   restating the question ("I wanted to feel closer to my faith") is preceded by the sentence
-   before it, which says what was done, unless the next sentence goes on ("It ...").
+Deterministic and offline; it reads only what a model would read in the answer prompt (the question,
+the simulated now, the fragments' text), never the references. Its rules, in order, are set out in
+`lsrep.answer.rules` (and `RULES`, which every manifest records).
 """
-
 from __future__ import annotations
 
-import bisect
 import math
 import re
 from collections.abc import Sequence
@@ -79,20 +17,22 @@ from lsrep.answer.asking import answered_by, asks
 from lsrep.answer.categories import CATEGORY_KINDS, category_kind, category_span
 from lsrep.answer.choice import choose
 from lsrep.answer.counting import count_span, counted, counts_noun
+from lsrep.answer.dated import PAST_QUESTION, PLANNED, ahead, date_span
+from lsrep.answer.elapsed import asks_elapsed, elapsed
 from lsrep.answer.entities import CAPITALISED, names_in, organisation_in, place_in, reason_in
-from lsrep.answer.lists import asks_for_list, list_of
+from lsrep.answer.feeling import asks_feeling, feeling_sentence, feeling_words
+from lsrep.answer.kinds import question_type
+from lsrep.answer.lists import LIST_SHARE, asks_for_list, list_of
 from lsrep.answer.polarity import unstated
 from lsrep.answer.related import matched, related, witnesses
+from lsrep.answer.rules import RULES
+from lsrep.answer.when import since
+from lsrep.answer.words import QUESTION_WORDS, keys
 from lsrep.contract import Fragment
 from lsrep.temporal import (
-    RELATIVE,
-    absolute_matches,
     fmt_day,
-    resolve_day_of_month,
-    resolve_relative,
-    resolve_since,
 )
-from lsrep.text import STOPWORDS, fold, tokens
+from lsrep.text import fold
 
 ABSTAIN_TEXT = "I don't know."
 ENTITY_KINDS = frozenset({"person", "place", "org"})
@@ -115,30 +55,29 @@ THIN_WORDS = 5
 before, when it is the last)."""
 """A sentence ending in "?" scores this share of its overlap (it asks; it states nothing)."""
 
-RULES = ("best IDF-weighted sentence (speaker counts, -ing/-ed/plural folded, related words at 0.7); typed span "
-         "from it or its line: "
-         "date (relative expressions resolved against the turn date) / ago / count / duration / person / place / org / "
-         "reason / yes-no (would-questions 'Likely no' unless stated), else the shortest clause holding the shared "
-         "words, joined by the next sentence when thin, an image caption when pointed at; list questions join one "
-         "span per matching line (up to 6); asking sentences score half; first person put in the speaker's name; "
-         "abstain below min_overlap shared words; category lists (places, titles, activities) take instances; an "
-         "asking best sentence gives way to its reply; how-many without a number counts the days stating it; "
-         "'A or B' answered by the better-supported alternative; unstated would-questions inferred (liking: likely "
-         "yes); of several dates, the one nearest the question's words; the asked-about noun weighs double; a clause "
-         "restating the question takes the sentence before")
 
 _LINE_HEAD = re.compile(
     r"^\s*\[(\d{4})-(\d{2})-(\d{2})(?:[ T]\d{2}:\d{2}(?::\d{2})?)?(?:\s+(?P<inside>[^\]]{1,60}))?\]\s*"
     r"(?:(?P<who>[^:\[\]()]{1,60}?)\s*(?:\((?:user|assistant|system)\))?\s*:\s+)?")
 _ANY_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)")
-_CLAUSE = re.compile(r"\s*[;:()]\s*|\s+[—–-]+\s+|\s+(?:but|although|though|while)\s+")
+_CLAUSE = re.compile(r"\s*[;:()]\s*|\s+[—–-]+\s+|\s+(?:but|although|though)\s+|(?<!\ba)\s+while\s+")
+"""Clause boundaries; "while" joins clauses, "a while" is a length of time ("a while ago")."""
 
-_HYPHENATED = re.compile(r"\b[A-Za-z]+(?:-[A-Za-z]+)+\b")
+_APPOSITIVE = re.compile(r"^(?:a|an)\s+\w+\s+(?:from|of|for|by|to)\b", re.I)
+"""A clause that is only a noun phrase ("a gift from my grandma") describes the thing named just before it."""
+_APPOSITIVE_NEXT = re.compile(r"^(?:a|an)\s+(?!lot\b|bit\b|little\b|few\b|couple\b)\w+", re.I)
+"""A clause opening with a noun phrase ("a suspenseful thriller set in ...") says what the clause before names."""
 _YES_NO = re.compile(r"^\W*(?:is|are|was|were|do|does|did|would|will|can|could|has|have|had|should|shall|may|"
                      r"might|must)\b", re.I)
 _IMAGE = re.compile(r"\bshares an image:?\s+(?:a\s+)?(?:photo(?:graphy)?|picture|image)\s+of\s+([^\]\[]+?)\s*\]?\s*$",
                     re.I)
+_POINTS_BACK = re.compile(r"\b(?:(?:reminded|reminds|remind|made|makes|showed|shows|that's|this is|that is|which is|"
+                          r"is|was)\s+(?:\w+\s+)?why|that's the reason|the reason why)\b", re.I)
+_BESIDES = re.compile(r"\b(?:besides|other than|apart from|aside from|except(?: for)?|in addition to)\s+([^?,;]+)",
+                      re.I)
+_CAPTION = re.compile(r"^\W*shares an image\b", re.I)
+_SHARES = re.compile(r"\bshares an image\s*[:,]?\s*", re.I)
 _DEICTIC = re.compile(r"\b(?:here'?s|here is|check (?:it|this) out|look at|looky here)\b|"
                       r"\b(?:this|these|pic|photo|picture|one)\W*$", re.I)
 _HYPOTHETICAL = re.compile(r"^\W*(?:would|could|might)\b", re.I)
@@ -148,9 +87,6 @@ _CONTINUES = re.compile(r"^\W*(?:it|she|he|they|this|that|these|those|we|our)\b"
 _FILLER = frozenset(
     "yeah yes yep wow hey hi oh ok okay haha lol thanks thank cool great awesome amazing really totally "
     "definitely absolutely sure something thing stuff lot kind".split())
-_QUESTION_WORDS = frozenset(
-    "what when where who whom whose which why how many much long often kind type sort ever "
-    "likely would could might".split())
 _PLURAL_HEADS = re.compile(
     r"^\s*(?:what|which)\s+(?:\w+\s+)?(\w+s)\s+(?:do|does|did|has|have|had|are|were|is|was)\b", re.I)
 _DURATION = re.compile(
@@ -158,17 +94,12 @@ _DURATION = re.compile(
     r"a few|a couple of|several|many)\s+(?:and\s+a\s+half\s+)?(?:years?|months?|weeks?|days?|hours?|minutes?|"
     r"seconds?)(?:\s+and\s+a\s+half)?(?:\s+(?:and\s+)?\d+\s+(?:minutes?|seconds?))?(?:\s+ago)?)\b"
     r"|\b(\d{1,2}:\d{2}(?::\d{2})?)\b|\b(since\s+(?:\d{4}|[A-Z]\w+(?:\s+\d{4})?))", re.I)
+_STATED_LENGTH = re.compile(r"\b(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a few|"
+                            r"a couple of|several)\s+(?:and\s+a\s+half\s+)?(?:years?|months?|weeks?|days?|hours?)\b"
+                            r"(?!\s+(?:ago|back|before|after|later|earlier|from now))", re.I)
 _AGO = re.compile(
     r"\b((?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a few|a couple of|several)"
     r"\s+(?:years?|months?|weeks?|days?)\s+ago)\b", re.I)
-
-
-@lru_cache(maxsize=1 << 16)
-def keys(text: str) -> frozenset[str]:
-    """Matching forms of the content words; hyphenated words also count joined ("de-stress": destress).
-    Memoised: the same retrieved lines come back probe after probe."""
-    joined = {fold(w.replace("-", "").lower()) for w in _HYPHENATED.findall(text)}
-    return frozenset(fold(t) for t in tokens(text) if t not in STOPWORDS) | joined
 
 
 @dataclass(frozen=True)
@@ -178,33 +109,6 @@ class Sentence:
     when: date
     speaker: str | None
     order: int
-
-
-def question_type(question: str) -> str:
-    """`ago`, `date`, `count`, `duration`, `person`, `org`, `reason`, `place` or `other`."""
-    q = question.lower().strip()
-    if re.search(r"\bhow long ago\b", q):
-        return "ago"
-    if re.search(r"^(?:\W*)(?:when|on what date|what date|what day|what time|which year|what year|which month|"
-                 r"what month|which week|what week|in what year|in which year|in what month|in which month|"
-                 r"since when)\b|\bwhen did\b|\bwhen is\b|"
-                 r"\bwhen was\b|\bwhat date\b", q):
-        return "date"
-    if re.search(r"\bhow (?:many|much)\b|\bwhat number\b|\bhow often\b", q):
-        return "count"
-    if re.search(r"\bhow long\b|\bfor how long\b|\bwhat duration\b", q):
-        return "duration"
-    if re.search(r"^(?:\W*)(?:who|whom|whose|with whom)\b|\bwhat(?:'s| is) the name\b|\bname of\b", q):
-        return "person"
-    if re.search(r"^(?:\W*)why\b|\bwhat (?:is|was|are|were) (?:\w+'s |the |her |his |their )?reasons?\b", q):
-        return "reason"
-    if re.search(r"\b(?:what|which) (?:company|employer|firm|organi[sz]ation|business|school|university|college|"
-                 r"team|club|band|shop|store)\b", q):
-        return "org"
-    if re.search(r"^(?:\W*)where\b|\b(?:what|which) (?:\w+ )?(?:city|country|town|place|state|"
-                 r"restaurant|park)\b", q):
-        return "place"
-    return "other"
 
 
 def _sentences(fragments: Sequence[Fragment], now: date) -> list[Sentence]:
@@ -250,7 +154,7 @@ class ExtractiveAnswerer:
     """Offline deterministic span answerer (labelled `extractive-offline` in every output)."""
 
     name: str = "extractive-offline"
-    version: str = "4"
+    version: str = "6"
     min_overlap: int = 2
     """Shared content words a sentence needs (capped at the question's own count); with 2, a
     name present in every line (the speaker's) cannot answer every question about that person."""
@@ -259,13 +163,15 @@ class ExtractiveAnswerer:
     def answer(self, question: str, fragments: Sequence[Fragment], now: datetime | None = None) -> str:
         today = (now or datetime(1970, 1, 1)).date()
         sentences = _sentences(fragments, today)
-        wanted = keys(question) - _QUESTION_WORDS
+        wanted = keys(question) - QUESTION_WORDS
         need = max(1, min(self.min_overlap, len(wanted)))
         if not sentences or not wanted:
             return ABSTAIN_TEXT
         kind = question_type(question)
+        beside = _BESIDES.search(question)
+        avoid = keys(beside.group(1)) - QUESTION_WORDS if beside else frozenset()
         kind = (category_kind(question) or kind) if kind == "other" else kind
-        listing = asks_for_list(question) and kind in ("other", "place", "person", "org", *CATEGORY_KINDS)
+        listing = asks_for_list(question) and not asks_feeling(question) and kind in ("other", "place", "person", "org", *CATEGORY_KINDS)
         speakers = [keys(s.speaker) if s.speaker else frozenset() for s in sentences]
         bags = [keys(s.text) | who for s, who in zip(sentences, speakers, strict=True)]
         hits = [matched(bag, wanted) for bag in bags]
@@ -282,6 +188,10 @@ class ExtractiveAnswerer:
         for t in keys(head.group(1)) & wanted if head else ():
             weight[t] *= HEAD_WEIGHT  # "What kind of event ...": the sentence naming an event answers
         names = frozenset().union(*speakers)
+        if kind == "other" and _BOTH.search(question) and not _YES_NO.match(question):
+            common = _in_common(question, sentences, bags, wanted, names)
+            if common is not None:
+                return common
 
         def overlap(bag: frozenset[str], hit: frozenset[str]) -> float:
             return sum(weight[t] * (1.0 if t in bag else RELATED_WEIGHT) for t in sorted(hit))
@@ -297,7 +207,7 @@ class ExtractiveAnswerer:
             # A sentence naming the kind of thing asked for ("which city": a place) shares that much more.
             if len(in_line) + (1 if typed and (kind in ENTITY_KINDS or listing) else 0) < need:
                 continue
-            novel = len(bag - wanted - names)
+            novel = 0 if _CAPTION.match(s.text) else len(bag - wanted - names)  # a caption describes, it says nothing new
             score = (overlap(bag, hit) + 0.3 * sum(weight[t] for t in sorted(in_line - hit))
                      + 0.1 * min(novel, 5) + (0.5 if typed else 0.0))
             if s.text.rstrip().endswith("?"):
@@ -311,26 +221,63 @@ class ExtractiveAnswerer:
             scored = [(0.0, -sole.order, sole, witnesses(bags[sole.order], wanted))]
         scored.sort(key=lambda x: (x[0], x[1]), reverse=True)
         best_score, _, best, shared = scored[0]
+        if asks_elapsed(question) and not _STATED_LENGTH.search(best.line):
+            # No length stated where the question is best answered ("it took me two months"): compute it.
+            firsts: dict[str, tuple[float, Sentence]] = {}
+            for score, _, s, _sh in scored:
+                firsts.setdefault(s.line, (score, s))
+            between = elapsed(question, list(firsts.values()), lambda s: date_span(s.text, s.when, question)
+                              or date_span(s.line, s.when, question) or fmt_day(s.when))
+            if between:
+                return between
         if kind == "count":
             number = counted(question, scored, best_score, lambda x, noun: bool(matched(keys(x.line), keys(noun))),
                              lambda x: counts_noun(x.text, question))
             if number:
                 return number
-        if asks(best.text) and not listing:
+        if asks(best.text) and not listing and not (kind == "person" and _typed_span(kind, best, question)):
             score_of = {x[2].order: x[0] for x in scored}
             best = answered_by(best, sentences, lambda x: (score_of.get(x.order, 0.0),
                                                            len(bags[x.order] - wanted - names - _FILLER) >= 2))
             shared = witnesses(bags[best.order], wanted)
-        if listing and kind != "other":
-            spans = list_of(scored, best_score, lambda s, sh: _typed_span(kind, s, question)
-                             or _typed_span(kind, _whole_line(s), question))
+        if kind == "other" and not listing and asks_feeling(question):
+            felt = feeling_sentence(best, sentences, question)
+            if felt is not None:
+                return _speak(_clause(felt.text, keys(" ".join(feeling_words(felt.text)))), felt.speaker)
+        if listing and kind != "other" and (_typed_span(kind, best, question)
+                                            or _typed_span(kind, _whole_line(best), question)):
+            topic = _list_topic(question)
+
+            def item(s: Sentence, sh: frozenset[str]) -> str | None:
+                if topic and s is not best:
+                    # "In which cities has X lived": the place said with living, not any place of the line.
+                    # The part of the line saying it ("lives in: Lisbon"), or the one a pronoun there points back
+                    # to ("Pip and Tofu! They are the sweetest pets.").
+                    split = _PARTS.split(s.line)
+                    parts = [q for i, p in enumerate(split) if matched(keys(p), topic)
+                             for q in ([p, split[i - 1]] if i and _CONTINUES.match(p) else [p])]
+                    return next((span for p in parts if (span := _typed_span(kind, _part(s, p), question))), None)
+                return _typed_span(kind, s, question) or _typed_span(kind, _whole_line(s), question)
+
+            spans = list_of(scored, best_score, item, LIST_SHARE)
             if spans:
                 return _speak(spans, best.speaker)
+        if kind == "reason" and _POINTS_BACK.search(best.text):
+            before = [x for x in sentences if x.line == best.line and x.order == best.order - 1]
+            if before and not before[0].text.rstrip().endswith("?") and not _CAPTION.match(before[0].text):
+                # "It reminded me why I wanted to join": the reason is what the sentence before says.
+                return _speak(before[0].text.strip(" .!?"), best.speaker)
         span = _typed_span(kind, best, question) or _typed_span(kind, _whole_line(best), question)
+        if (span and kind == "date" and not _typed_span(kind, best, question) and PAST_QUESTION.match(question)
+                and not PLANNED.search(question) and ahead(span, best.when)):
+            # "When did X start ...?" and the line's only date is in another sentence, still ahead when it
+            # was said ("I'm also hosting a competition next month"): that sentence is about something else.
+            span = None
         if span:
             return _speak(span, best.speaker) if kind in ("person", "place", "org", "reason", "other") else span
         if kind == "date":
-            return fmt_day(best.when)
+            nearby = _same_visit_date(best, sentences, bags, wanted - names)
+            return nearby or fmt_day(best.when)
         picked = choose(question, dict.fromkeys(s.line for s in sentences), keys, related)
         if picked:
             return picked
@@ -344,13 +291,15 @@ class ExtractiveAnswerer:
                 if 2 * len(stated) < len(asked):
                     return f"{unstated(question, best.line)}, {clause}"
             return f"{'No' if _NEGATED.search(best.text) else 'Yes'}, {clause}"
-        following = {s.order - 1: s for s in sentences if s.order and sentences[s.order - 1].line == s.line}
+        following = {s.order - 1: s for s in sentences if s.order and sentences[s.order - 1].line == s.line
+                     and not _CAPTION.match(s.text)}  # a shared image's caption says nothing more of the turn
 
         preceding = {s.order + 1: s for s in sentences if s.order + 1 < len(sentences)
                      and sentences[s.order + 1].line == s.line}
 
         def answer_clause(s: Sentence, sh: frozenset[str]) -> str:
-            clause = _clause(s.text, sh - names)
+            clause = _clause(s.text, sh - names - avoid, avoid)
+            own_clause = clause
             nxt = following.get(s.order)
             thin = len(keys(clause) - wanted - names - _FILLER) < THIN_WORDS
             prev = preceding.get(s.order)
@@ -364,20 +313,109 @@ class ExtractiveAnswerer:
             elif nxt is not None and (thin or _CONTINUES.match(nxt.text)):
                 # The sentence only sets the question up ("I got some great news!"), or the next one
                 # goes on about the same thing ("She gave it to me ... it stands for love"): add it.
-                clause = f"{clause}. {_clause(nxt.text, frozenset())}"
+                clause = f"{clause}. {_whole_or_clause(nxt.text)}"
             elif nxt is None and thin:
                 # The last sentence of its turn, saying little of its own: the one before it says more.
                 if prev is not None and len(keys(prev.text) - wanted - names - _FILLER) >= 2:
                     clause = f"{_clause(prev.text, frozenset())}. {clause}"
             image = _IMAGE.search(s.line)
-            pointing = _DEICTIC.search(clause) or (nxt is not None and _DEICTIC.search(nxt.text))
+            pointing = (_DEICTIC.search(clause) or _DEICTIC.search(own_clause)
+                        or (nxt is not None and _DEICTIC.search(nxt.text)))
             if image and pointing and image.group(1) not in clause:
                 clause = f"{clause}: {image.group(1)}"  # "they made this!": the shared image shows what
-            return _speak(clause, s.speaker)
+            return _speak(_SHARES.sub("", clause), s.speaker)  # a caption answers by what it shows
 
         if listing:
             return list_of(scored, best_score, answer_clause) or answer_clause(best, shared)
         return answer_clause(best, shared)
+
+
+SHORT_SENTENCE = 25
+"""A sentence joined to a thin clause, or sharing nothing with the question, is taken whole when it has at most this
+many words (else its longest clause)."""
+
+
+COMMON_LINES = 3
+"""A word counts as something two people have in common when each says it in at most this many lines."""
+_BOTH = re.compile(r"\bboth\b|\bin common\b|\b(?:do|does|did)\s+\w+\s+and\s+\w+\s+share\b", re.I)
+
+
+def _in_common(question: str, sentences: list[Sentence], bags: list[frozenset[str]], wanted: frozenset[str],
+               names: frozenset[str]) -> str | None:
+    """"What do X and Y both like / have in common?": the words said in lines of both (the question's own
+    words, names and filler aside); the sentence holding most of them answers, None when nothing is common."""
+    asked_names = [who for who in dict.fromkeys(s.speaker for s in sentences if s.speaker)
+                   if keys(who) and keys(who) <= keys(question)]
+    if len(asked_names) < 2:
+        return None
+    said: dict[str, dict[str, set[str]]] = {}
+    for s in sentences:
+        if s.speaker in asked_names[:2]:
+            for t in bags[s.order]:
+                said.setdefault(s.speaker, {}).setdefault(t, set()).add(s.line)
+    if len(said) < 2:
+        return None
+    first, second = (said[who] for who in asked_names[:2])
+    # Words each says in at most COMMON_LINES lines: what they share, not the words everyone says all the time.
+    common = frozenset(t for t in first.keys() & second.keys() if len(t) > 2
+                       and len(first[t]) <= COMMON_LINES and len(second[t]) <= COMMON_LINES)
+    common -= wanted | names | {fold(w) for w in _FILLER}
+    if not common:
+        return None
+    best = max((s for s in sentences if s.speaker in asked_names[:2] and not s.text.rstrip().endswith("?")),
+               key=lambda s: (len(bags[s.order] & common), -s.order), default=None)
+    if best is None or len(bags[best.order] & common) < 2:
+        return None
+    return _speak(_whole_or_clause(best.text), best.speaker)
+
+
+def _same_visit_date(best: Sentence, sentences: list[Sentence], bags: list[frozenset[str]],
+                     own: frozenset[str]) -> str | None:
+    """When the best sentence's turn names no date: a date said by the same speaker on the same day in a
+    sentence sharing a word of the question ("Last weekend I took part in a charity event." — "I set up a
+    5K run."), the nearest such; else None (the turn's own date answers)."""
+    for s in sorted(sentences, key=lambda x: (abs(x.order - best.order), x.order)):
+        if s.line == best.line or s.speaker != best.speaker or s.when != best.when:
+            continue
+        if matched(bags[s.order], own):
+            span = date_span(s.text, s.when)
+            if span:
+                return span
+    return None
+
+
+GENERIC_LIST_WORDS = frozenset(fold(w) for w in "do done did go gone went been be get got see seen saw visit visited travel travelled traveled "
+                                 "try tried have had take took like enjoy plan planning both ever all order "
+                                 "respectively so far".split())
+"""Words a list question uses for any item of its kind ("What movies has X seen", "Which cities has X visited",
+"..., in order"): they say nothing that tells one item of that kind from another."""
+_AUXILIARY = re.compile(r"\b(?:do|does|did|has|have|had|is|are|was|were|can|could|would|will)\b", re.I)
+
+
+def _list_topic(question: str) -> frozenset[str]:
+    """What a list question says of its items beyond their kind and whose they are: the words after its
+    verb that are not names ("In which cities has Maya lived?": live). A line naming an item gives it to
+    the list only when it holds one of these (directly or by a related word); none: every line may."""
+    m = _AUXILIARY.search(question)
+    if not m:
+        return frozenset()
+    rest = question[m.end():]
+    named = {t for w in CAPITALISED.findall(rest) for t in keys(w)}
+    return keys(rest) - QUESTION_WORDS - named - GENERIC_LIST_WORDS
+
+
+def _whole_or_clause(text: str) -> str:
+    if len(text.split()) <= SHORT_SENTENCE:
+        return " ".join(text.split()).strip(" .!?")
+    return _clause(text, frozenset())
+
+
+_PARTS = re.compile(r"(?<=[.!?;])\s+(?=\S)|\s*;\s*")
+"""Sentences and ';'-separated parts of a line (a memory's fact line lists several facts)."""
+
+
+def _part(s: Sentence, text: str) -> Sentence:
+    return Sentence(text, s.line, s.when, s.speaker, s.order)
 
 
 def _whole_line(s: Sentence) -> Sentence:
@@ -403,15 +441,24 @@ def _speak(span: str, speaker: str | None) -> str:
     return re.sub(r"\bI'm\b", f"{speaker} is", span)
 
 
-def _clause(text: str, shared: frozenset[str]) -> str:
-    """The shortest clause holding the most shared words (the sentence when none splits off)."""
+def _clause(text: str, shared: frozenset[str], avoid: frozenset[str] = frozenset()) -> str:
+    """The shortest clause holding the most shared words (the sentence when none splits off); of clauses
+    sharing as much, one without the `avoid` words ("besides X": X is not the answer)."""
     clauses = [c.strip(" .!?\"'") for c in _CLAUSE.split(text) if c and c.strip(" .!?\"'")]
     if not clauses:
         return text.strip()
-    i = max(range(len(clauses)), key=lambda k: (len(keys(clauses[k]) & shared), -len(clauses[k])))
+    i = max(range(len(clauses)), key=lambda k: (len(keys(clauses[k]) & shared) - len(keys(clauses[k]) & avoid),
+                                                -len(clauses[k])))
     if not keys(clauses[i]) & shared:
-        return text.strip(" .!?") if len(clauses) == 1 else max(clauses, key=len)
+        # Nothing of the question in any clause: the sentence says it as a whole (a long one, its longest clause).
+        return text.strip(" .!?") if len(clauses) == 1 or len(text.split()) <= SHORT_SENTENCE else max(clauses, key=len)
     out = clauses[i]
+    if i > 0 and _APPOSITIVE.match(out) and not keys(clauses[i - 1]) & shared and "shares an" not in clauses[i - 1]:
+        return f"{clauses[i - 1]}, {out}"  # "This necklace is special - a gift from my grandma": what the gift is
+    last = re.findall(r"[\w'’-]+", out)
+    if (i + 1 < len(clauses) and _APPOSITIVE_NEXT.match(clauses[i + 1]) and last and keys(last[-1]) & shared
+            and not _CAPTION.match(out)):
+        return f"{out} - {clauses[i + 1]}"  # "working on a new project - a thriller set in ...": what the project is
     if len(keys(out) - shared) < THIN_CLAUSE and i + 1 < len(clauses):
         out = f"{out}, {clauses[i + 1]}"  # the clause only repeats the question: its continuation answers
     elif len(keys(out) - shared) < THIN_CLAUSE and i > 0:
@@ -421,7 +468,7 @@ def _clause(text: str, shared: frozenset[str]) -> str:
 
 def _typed_span(kind: str, s: Sentence, question: str) -> str | None:
     if kind == "date":
-        return _date_span(s.text, s.when, question)
+        return date_span(s.text, s.when, question)
     if kind == "ago":
         m = _AGO.search(s.text)
         return m.group(1) if m else None
@@ -429,7 +476,8 @@ def _typed_span(kind: str, s: Sentence, question: str) -> str | None:
         return count_span(s.text, question)
     if kind == "duration":
         m = _DURATION.search(s.text)
-        return next((g for g in m.groups() if g), None) if m else None
+        span = next((g for g in m.groups() if g), None) if m else None
+        return since(span, s.when, question) if span else None
     if kind == "person":
         return names_in(s, question)
     if kind == "place":
@@ -437,34 +485,7 @@ def _typed_span(kind: str, s: Sentence, question: str) -> str | None:
     if kind == "org":
         return organisation_in(s.text, question)
     if kind == "reason":
-        return reason_in(s.text)
+        return reason_in(s.text, question)
     if kind in CATEGORY_KINDS:
         return category_span(kind, s.text)
     return None
-
-
-def _date_span(text: str, when: date, question: str = "") -> str | None:
-    """The date a sentence names (absolute before relative); of several, the one nearest a word of the
-    question ("I've trained since last year and the race is next Sunday": for the race, next Sunday)."""
-    found = [(m[0], text[m[0]:m[1]]) for m in absolute_matches(text)]
-    if not found:
-        found = [(m.start(), r) for m in RELATIVE.finditer(text) if (r := resolve_relative(m, when))]
-    if len(found) > 1 and question:
-        asked = keys(question) - _QUESTION_WORDS
-        spots = [m.start() for m in re.finditer(r"[\w'’-]+", text) if keys(m.group(0)) & asked]
-        if spots:
-            return min(found, key=lambda f: (_distance(spots, f[0]), f[0]))[1]
-    if found:
-        return found[0][1]
-    return resolve_day_of_month(text, when) or resolve_since(text, when)
-
-
-def _distance(spots: list[int], at: int) -> int:
-    """Characters from `at` to the nearest of the sorted positions `spots`."""
-    i = bisect.bisect_left(spots, at)
-    return min(abs(spots[j] - at) for j in (i - 1, i) if 0 <= j < len(spots))
-
-
-def date_answer(s: Sentence) -> str:
-    """The date span of a sentence, or its own date."""
-    return _date_span(s.text, s.when) or fmt_day(s.when)

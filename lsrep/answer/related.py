@@ -9,6 +9,7 @@ forms are folded like every other word (`lsrep.text.fold`).
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 from lsrep.text import fold
@@ -26,7 +27,7 @@ GROUPS: tuple[str, ...] = (
     "trip travel vacation holiday",
     "exercise workout gym fitness",
     "hobby pastime",
-    "favorite favourite love fave",
+    "favorite favourite love fave fan",
     "recommend suggest suggestion",
     "music > song jam track tune",
     "feel feeling felt emotion",
@@ -39,15 +40,28 @@ GROUPS: tuple[str, ...] = (
 kinds of one thing are different answers, never the same word)."""
 
 
+_NOMINAL = re.compile(r"^(?:(\w{3,}[cp]t)ion|(\w{3,}at)ion|(\w{5,})ment)$")
+"""A noun made from a verb ("rejection", "education", "improvement") and the verb's forms ("rejected",
+"educated", "improved") match: the question and the evidence rarely use the same part of speech. Stems
+are long enough that "station" is not "state" and "moment" nothing at all."""
+
+
+@lru_cache(maxsize=1 << 16)
+def verbal(key: str) -> str:
+    """The matching form of a folded word, a noun made from a verb read as that verb."""
+    m = _NOMINAL.match(key)
+    return fold(next(g for g in m.groups() if g)) if m else key
+
+
 @lru_cache(maxsize=1)
 def _table() -> dict[str, frozenset[str]]:
     table: dict[str, set[str]] = {}
     for group in GROUPS:
         if ">" in group:
             head, kinds = group.split(">")
-            table.setdefault(fold(head.strip()), set()).update(fold(w) for w in kinds.split())
+            table.setdefault(verbal(fold(head.strip())), set()).update(verbal(fold(w)) for w in kinds.split())
             continue
-        words = {fold(w) for w in group.split()}
+        words = {verbal(fold(w)) for w in group.split()}
         for w in words:
             table.setdefault(w, set()).update(words - {w})
     return {w: frozenset(v) for w, v in table.items()}

@@ -7,7 +7,9 @@ A reference counts as given when any of these holds, tried in order:
    also given by "N <unit>s before <date>", the same length anchored to a day)
    (`normal_tokens`: lowercase, punctuation and articles dropped, number words and
    ordinals as digits, "1,000" as 1000, plural, possessive, -ing/-ed and common
-   irregular forms folded, `lsrep.text.fold`); a leading possessive pronoun of the
+   irregular forms folded, `lsrep.text.fold`; a noun in -ance/-ence/-ness reads as the word it is
+   made from when that stem has six letters or more: "intolerance" as "intolerant", "homelessness"
+   as "homeless", but "chance" is not "chant"); a leading possessive pronoun of the
    reference is not required ("her mother" is given by "Maria's mom");
 2. **date**: the reference is one date expression and a date the answer names lies
    inside the days it names (`lsrep.temporal`: "June 21st" and "21 June" give
@@ -32,8 +34,10 @@ A reference counts as given when any of these holds, tried in order:
    next to the same word ("two cats" is not "two dogs"), every name inside the reference
    the question does not hold is in the answer ("a stuffed dog Tilly" is not "a dog"), and
    the words both share are
-   negated in both or in neither ("not happy" is not "happy"; a negation elsewhere in the
-   answer, three or more words away, negates nothing shared).
+   negated in both or in neither ("not happy" is not "happy"). A negation negates the first
+   content word after it, within three words ("not really happy": happy; "not tough; keep it
+   clean": tough, not keep; "don't feel like making an impact" agrees with "not feeling like
+   making an impact").
 
 Abstention (`is_abstention`) is a phrase family found anywhere in an answer of any
 length: "I don't know", no information, never/not mentioned, not stated, cannot
@@ -150,7 +154,19 @@ def normal_tokens(text: str) -> tuple[str, ...]:
     t = re.sub(r"'s\b", "", t)
     words = t.translate(_PUNCT).split()
     words = _numbers(words)
-    return tuple(fold(w) for w in words if w not in _ARTICLES)
+    return tuple(_derived(fold(w)) for w in words if w not in _ARTICLES)
+
+
+_NOUN_SUFFIX = re.compile(r"^(\w{6,}?)(?:(a|e)nc|ness)$")
+
+
+def _derived(token: str) -> str:
+    """A noun and the word it is made from read alike ("intolerance"/"intolerant", "homelessness"/
+    "homeless"; stems of six letters or more, so "chance" is not "chant")."""
+    m = _NOUN_SUFFIX.match(token)
+    if m:
+        return f"{m.group(1)}{m.group(2)}nt" if m.group(2) else m.group(1)
+    return token
 
 
 def span_in(answer_tokens: tuple[str, ...], ref_tokens: tuple[str, ...]) -> bool:
@@ -211,12 +227,24 @@ def covers(answer_tokens: tuple[str, ...], ref_tokens: tuple[str, ...], asked: f
 
 
 NEGATION_REACH = 3
-"""A negation word negates the content words up to this many tokens after it."""
+"""A negation word negates the first content word up to this many tokens after it."""
+_INTENSIFIERS = frozenset(fold(w) for w in "really truly actually even ever quite always yet exactly necessarily "
+                          "particularly totally much at all".split())
+"""Words between a negation and what it negates ("never really liked", "not much of an impact")."""
 
 
 def _negated_words(tokens: tuple[str, ...], words: set[str]) -> set[str]:
-    return {t for i, t in enumerate(tokens) if t in words
-            and any(w in _NEGATIONS for w in tokens[max(0, i - NEGATION_REACH):i])}
+    """The shared words a negation negates: the first content word after each negation, within
+    NEGATION_REACH ("not feeling like making an impact": feeling; "not tough; keep it clean": tough)."""
+    out = set()
+    for i, t in enumerate(tokens):
+        if t not in _NEGATIONS:
+            continue
+        head = next((w for w in tokens[i + 1:i + 1 + NEGATION_REACH]
+                     if w not in STOPWORDS and w not in _NEGATIONS and w not in _INTENSIFIERS), None)
+        if head in words:
+            out.add(head)
+    return out
 
 
 def _negation_agrees(answer_tokens: tuple[str, ...], ref_tokens: tuple[str, ...]) -> bool:

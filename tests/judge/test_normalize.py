@@ -158,3 +158,22 @@ def test_prose_with_commas_is_not_a_strict_list():
     question = "What did Andrew learn from reading books about ecological systems?"
     assert gives("He learned a lot about animals, plants, and ecosystems", reference, question)
     assert not gives("He learned about animals", reference, question)
+
+
+def test_a_noun_reads_as_the_word_it_is_made_from_only_on_a_long_stem():
+    assert normal_tokens("intolerance") == normal_tokens("intolerant")
+    assert normal_tokens("homelessness") == normal_tokens("homeless")
+    assert normal_tokens("chance") != normal_tokens("chant")  # a short stem: different words
+    assert normal_tokens("dance") != normal_tokens("dant")
+    assert gives("since she is lactose intolerant she bakes dairy-free", "lactose intolerance")
+    assert not gives("he is lactose tolerant now", "lactose intolerance")
+
+
+def test_a_negation_negates_the_first_content_word_after_it():
+    ref = "Not tough; keep their tank clean, feed them properly."
+    assert gives("Just keep their tank clean and feed them properly every day.", ref)  # "not" is about "tough"
+    ref = "Not feeling like making much of an impact"
+    assert gives("He doesn't feel like he is making much of an impact at work", ref)
+    assert not gives("He feels like he is making a big impact at work", ref)
+    assert not gives("She really enjoyed the concert", "She did not really enjoy the concert")
+    assert not gives("He really likes jazz", "He never really liked jazz")
