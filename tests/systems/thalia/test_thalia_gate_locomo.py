@@ -118,6 +118,28 @@ def test_the_gate_consolidates_real_conv26_turns_whose_facts_are_worth_keeping(t
     assert set(consolidated) <= good  # both hand-labelled as worth keeping
 
 
+@needs_locomo
+def test_of_the_shared_conversations_only_three_consolidate(tmp_path):
+    """What the campaign header states: r_N fires on ~5% of the turns, the dual key lets 4 through."""
+    got = {}
+    for conv in build_locomo(LOCOMO):
+        turns, done = conv.turns, []
+        with Thalia(tmp_path / conv.sample_id) as thalia:
+            for i, t in enumerate(turns):
+                if thalia.append_turn(t.content, role=t.role, session_id=t.session_id, timestamp=t.timestamp,
+                                      source_id=t.turn_id, speaker=t.speaker).action != "none":
+                    done.append(t.turn_id)
+                if i + 1 == len(turns) or turns[i + 1].session_id != t.session_id:
+                    end = thalia.end_session(t.session_id, timestamp=t.timestamp)
+                    if end is not None and end.action != "none":
+                        done.append(t.turn_id)
+        if done:
+            got[conv.sample_id] = tuple(done)
+    assert got == {"conv-26": CONSOLIDATED_ON_CONV26, "conv-41": ("D4:1",), "conv-43": ("D2:4",)}
+    spec = tomllib.loads(CAMPAIGN.read_text())
+    assert sorted(t["id"] for t in spec["trajectories"]) == sorted(got)
+
+
 def _replay(tmp_path: Path, disabled: frozenset[str]):
     adapter = ThaliaAdapter(AdapterSetup(options=Options(), disabled=disabled, state_dir=tmp_path))
     events: list[FidelityEvent] = []
@@ -144,7 +166,7 @@ def test_the_campaign_ablation_removes_exactly_the_bullets(tmp_path):
     assert not conds["thalia"].get("disable") and not conds["thalia"].get("options")
     off = frozenset(conds["thalia-no-bullets"]["disable"])
     assert off == {"thalia.gate.consolidate"} and not conds["thalia-no-bullets"].get("options")
-    assert [t["id"] for t in spec["trajectories"]] == ["conv-26"]
+    assert [t["id"] for t in spec["trajectories"]] == ["conv-26", "conv-41", "conv-43"]
 
     on_result, on_events = _replay(tmp_path / "on", frozenset())
     off_result, off_events = _replay(tmp_path / "off", off)
