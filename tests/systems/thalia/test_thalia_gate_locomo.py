@@ -2,17 +2,22 @@
 real LoCoMo conversation, and the bullets ablation the bundled campaign measures.
 
 `gate_recall_sample.json` holds hand labels (turn ids and labels only; the text stays in the shared
-dataset): a uniform random sample of 300 of the 3,944 turns of locomo-dev7.json (recall and
+dataset): a uniform random sample of 400 of the 3,944 turns of locomo-dev7.json (recall and
 precision), 50 more turns drawn from those the rule fires on, and every conv-26 turn it fires on
 (precision). Label: does the speaker state a durable fact about themselves a long-term memory should
 keep (a standing preference, a new or changed status/pursuit/membership, an explicit request)?
 
-Measured when the rules were revised (routing.py): on the uniform sample, 47 of 300 turns hold such
-a fact; the rules before the revision fired on 6 of the 300 (5 right), recall 5/47 = 11%; the
-revised rules fire on 34 (31 right): recall 31/47 = 66% (held-out third: 11/17), precision 31/34.
-Over every hand-labelled firing turn, precision is at least .85 (see the test). On conv-26 the gate
-then consolidates twice (D13:1 at its novel task class, D15:28 at its session end), where before
-it never did, so the bullets ablation has something to ablate.
+Measured (routing.py before -> after the recall revision), recall as hits/facts, precision as
+hits/fired:
+- in-sample (the first 300 turns; the revision was written while looking at their misses):
+  recall 5/47 -> 31/47, precision 5/6 -> 31/34;
+- out-of-sample (the last 100, labelled after the rules were final, without their output):
+  recall 1/17 -> 4/17 (Wilson 95% 10-47%), precision 1/1 -> 4/4.
+So the rule is precise but still misses most self-disclosure phrased freely; it is not tuned
+further here, because a tuning round on these misses would leave no unseen sample to measure on.
+Over every hand-labelled firing turn precision is 104/113. On conv-26 the gate now consolidates
+twice (D13:1 at its novel task class, D15:28 at its session end), where before it never did, so
+the bullets ablation has something to ablate.
 """
 
 from __future__ import annotations
@@ -56,15 +61,16 @@ def _fires(texts, rows) -> list[bool]:
 
 
 @needs_locomo
-@pytest.mark.parametrize("split, min_recall", [(None, 0.6), ("heldout", 0.55)])
-def test_recall_and_precision_on_a_uniform_sample_of_real_turns(split, min_recall):
+@pytest.mark.parametrize("splits, min_recall", [(("dev", "dev2"), 0.6), (("fresh",), 0.2)])
+def test_recall_and_precision_on_a_uniform_sample_of_real_turns(splits, min_recall):
+    """In-sample (dev, dev2: 31/47) and out-of-sample (fresh: 4/17) recall; precision >= .85."""
     texts = _texts()
-    rows = [x for x in LABELS["labels"] if split is None or x["split"] == split]
+    rows = [x for x in LABELS["labels"] if x["split"] in splits]
     fired = _fires(texts, rows)
     positives = sum(x["remember"] for x in rows)
     hits = sum(f and x["remember"] for f, x in zip(fired, rows, strict=True))
-    assert positives >= 15  # the sample holds real positives to recall
-    recall, precision = hits / positives, hits / max(sum(fired), 1)
+    assert positives >= 15 and sum(fired) >= 3  # real positives to recall, firings to judge
+    recall, precision = hits / positives, hits / sum(fired)
     assert recall >= min_recall, (recall, hits, positives)
     assert precision >= 0.85, (precision, hits, sum(fired))
 
