@@ -298,20 +298,20 @@ def thalia_bullets_table(v: PanelView) -> Table:
            "share_all": bullet_tokens / context if context else None,
            "share_held": bullet_tokens / held if held else None}
     return Table(
-        (Column("turns", "Turns gated", "int", "user turns through the gate"),
-         Column("r_n", "r_N true", "int", "turns the knowledge-update/memory-request rule flagged"),
-         Column("passed", "Dual key held", "int", "r_N and a criterion (turn or session end)"),
-         Column("appended", "append_memory", "int"), Column("updated", "update_memory", "int"),
-         Column("ablated", "Ablated", "int", "consolidations the condition switched off"),
-         Column("observations", "Observations", "int"),
-         Column("with_bullets", "With bullets", "int", "observations whose prompt held MEMORY.md bullets"),
-         Column("bullet_tokens", "Bullet tokens / obs. with bullets", "number"),
-         Column("share_all", "Bullets' share of context tokens", "rate", "over every observation"),
-         Column("share_held", "Share where present", "rate", "over observations with bullets")),
+        (Column("turns", "Turns", "int"), Column("r_n", "r_N", "int"), Column("passed", "Dual key", "int"),
+         Column("appended", "Appended", "int"), Column("updated", "Updated", "int"),
+         Column("ablated", "Ablated", "int"), Column("observations", "Obs.", "int"),
+         Column("with_bullets", "With bullets", "int"), Column("bullet_tokens", "Bullet tokens", "number"),
+         Column("share_all", "Token share", "rate"), Column("share_held", "Share where present", "rate")),
         (row,), caption=f"THALIA ({v.condition}): Memory Gate and MEMORY.md bullets",
-        notes=("From `gate.criteria`/`gate.consolidate` events and the harness-counted tokens of the "
-               "`thalia.memory.snapshot` fragments against the observations' context tokens. Compare "
-               "with the condition that switches `thalia.gate.consolidate` off for the bullets' effect.",))
+        notes=("Turns: user turns through the gate; r_N: those the knowledge-update/memory-request rule "
+               "flagged; Dual key: r_N and a criterion held (at the turn or its session end); Appended / "
+               "Updated: `append_memory` / `update_memory` consolidations; Ablated: consolidations the "
+               "condition switched off. Obs.: observations; With bullets: those whose prompt held MEMORY.md "
+               "bullets; Bullet tokens: harness-counted tokens of the `thalia.memory.snapshot` fragments per "
+               "observation with bullets; Token share: bullet tokens / context tokens over every observation; "
+               "Share where present: over the observations with bullets.",
+               "Compare with the condition that switches `thalia.gate.consolidate` off for the bullets' effect.",))
 
 
 # -- ICE --------------------------------------------------------------------------------------------
