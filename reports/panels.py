@@ -31,7 +31,7 @@ from lsrep.reports.tree import Callout, Column, Table
 Block = Table | Callout
 Panel = Callable[["PanelView"], tuple[Block, ...]]
 ENTRY_POINT_GROUP = "lsrep.panels"
-TOKEN_PANELS = frozenset({"ice"})
+TOKEN_PANELS = frozenset({"ice", "thalia"})
 """Systems whose panel reads harness-counted fragment tokens (loaded only for them)."""
 REPLAY = "replay"
 """Checkpoint label of events outside a checkpoint (ingest, session ends, maintenance)."""
@@ -273,7 +273,45 @@ def thalia_panel(v: PanelView) -> tuple[Block, ...]:
                Column("partition", "Partition", "int", "times it filtered")),
               tuple(funnel_rows), caption=f"THALIA ({v.condition}): Inspector triggers",
               notes=("Triggers count `executed` events of each Inspector mechanism.",)),
+        thalia_bullets_table(v),
     )
+
+
+def thalia_bullets_table(v: PanelView) -> Table:
+    """The Memory Gate's dual key on the replayed turns, and what its MEMORY.md bullets cost in the
+    answer context (harness-counted fragment tokens), for the bullets ablation."""
+    criteria = [e for e in v.of("thalia.gate.criteria", "executed") if e["params"].get("trigger") == "turn"]
+    done = v.of("thalia.gate.consolidate", "executed")
+    with_bullets = {(e["unit_id"], e["checkpoint"], e["probe_id"])
+                    for e in v.of("thalia.gate.consolidate", "in_prompt") if e["probe_id"] is not None}
+    bullet_tokens = sum(n for mech, n in v.prompt_tokens if mech == "thalia.memory.snapshot")
+    context = sum(o["context_tokens"] or 0 for o in v.observations)
+    held = sum(o["context_tokens"] or 0 for o in v.observations
+               if (o["unit_id"], o["checkpoint"], o["probe_id"]) in with_bullets)
+    row = {"turns": len(criteria), "r_n": sum(bool(e["params"].get("r_N")) for e in criteria),
+           "passed": len(v.of("thalia.gate.consolidate", "eligible")),
+           "appended": sum(e["params"].get("action") == "append_memory" for e in done),
+           "updated": sum(e["params"].get("action") == "update_memory" for e in done),
+           "ablated": sum("ablated" in (e["reason"] or "") for e in v.of("thalia.gate.consolidate", "skipped")),
+           "observations": len(v.observations), "with_bullets": len(with_bullets),
+           "bullet_tokens": bullet_tokens / len(with_bullets) if with_bullets else None,
+           "share_all": bullet_tokens / context if context else None,
+           "share_held": bullet_tokens / held if held else None}
+    return Table(
+        (Column("turns", "Turns", "int"), Column("r_n", "r_N", "int"), Column("passed", "Dual key", "int"),
+         Column("appended", "Appended", "int"), Column("updated", "Updated", "int"),
+         Column("ablated", "Ablated", "int"), Column("observations", "Obs.", "int"),
+         Column("with_bullets", "With bullets", "int"), Column("bullet_tokens", "Bullet tokens", "number"),
+         Column("share_all", "Token share", "rate"), Column("share_held", "Share where present", "rate")),
+        (row,), caption=f"THALIA ({v.condition}): Memory Gate and MEMORY.md bullets",
+        notes=("Turns: user turns through the gate; r_N: those the knowledge-update/memory-request rule "
+               "flagged; Dual key: r_N and a criterion held (at the turn or its session end); Appended / "
+               "Updated: `append_memory` / `update_memory` consolidations; Ablated: consolidations the "
+               "condition switched off. Obs.: observations; With bullets: those whose prompt held MEMORY.md "
+               "bullets; Bullet tokens: harness-counted tokens of the `thalia.memory.snapshot` fragments per "
+               "observation with bullets; Token share: bullet tokens / context tokens over every observation; "
+               "Share where present: over the observations with bullets.",
+               "Compare with the condition that switches `thalia.gate.consolidate` off for the bullets' effect.",))
 
 
 # -- ICE --------------------------------------------------------------------------------------------

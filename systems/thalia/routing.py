@@ -62,7 +62,7 @@ _UPDATE = (
     re.compile(r"\b(?:i|we)(?:'m|'re|\s+am|\s+are)?\s+(?:now|currently|no longer)\b", re.IGNORECASE),
     re.compile(r"\b(?:my|our)\b[^.!?]{0,40}?\b(?:is|are)\s+(?:now|currently|no longer)\b", re.IGNORECASE),
     re.compile(r"\b(?:i|we)(?:'ve|\s+have)?\s+(?:just\s+|recently\s+|finally\s+)?"
-               r"(?:moved|switched|changed|quit|joined)\b", re.IGNORECASE),
+               r"(?:moved|switched|changed|quit|joined(?!\s+in\b))\b", re.IGNORECASE),
     re.compile(r"\b(?:i|we)(?:'m|'re|\s+am|\s+are)\s+not\b[^.!?]*\banymore\b", re.IGNORECASE),
     re.compile(r"\b(?:my|our)\s+new\s+(?:job|home|house|apartment|flat|address|number|phone|email|car|"
                r"partner|boss|manager|school|role|position|city|team)\b", re.IGNORECASE),
@@ -72,6 +72,52 @@ _UPDATE = (
                re.IGNORECASE),
     re.compile(r"\b(?:i|we)\s+(?:live|work|stay|study)\b[^.!?]*(?<!right )(?<!for )(?<!just )\bnow\s*[.!]*$",
                re.IGNORECASE),
+    # A pursuit, membership or status taken up: "I just started agility classes", "I've started a
+    # new diet", "I took up community work", "I decided to run for office", "I signed up for a
+    # course", "I'm learning German", "I'm taking a cooking class", "I've been looking into
+    # counseling as a career". Not "I joined in", "I started to cry", "I'm taking a break".
+    re.compile(r"\b(?:i|we)(?:'ve|\s+have)?\s+(?:just\s+|recently\s+|finally\s+|also\s+|even\s+)?"
+               r"(?:started|began|took\s+up|signed\s+up|enrolled|decided\s+to|applied\s+(?:to|for)|"
+               r"adopted|got\s+(?:a\s+|my\s+)?new)\b"
+               r"(?=\s+\w)(?!\s+(?:in|to|with|back|out|it|this|that)\b)", re.IGNORECASE),
+    re.compile(r"\b(?:i|we)(?:'m|'re|\s+am|\s+are|'ve\s+been|\s+have\s+been)\s+"
+               r"(?:now\s+|currently\s+|also\s+|still\s+)?"
+               r"(?:learning(?!\s+(?:a\s+(?:ton|lot)|so\s+much|a\s+great\s+deal))|looking\s+into|"
+               r"training\s+(?:for|to)|studying|exploring\s+\w+\s+opportunities|"
+               r"taking\s+(?:a\s+|an\s+|some\s+)?(?:\w+\s+)?(?:class|classes|course|courses|lessons))\b",
+               re.IGNORECASE),
+    # A lasting attribute of the speaker: "I'm allergic", "we're engaged".
+    re.compile(r"\b(?:i|we)(?:'m|'re|\s+am|\s+are)\s+(?:now\s+|also\s+|still\s+)?"
+               r"(?:allergic|vegan|vegetarian|lactose[-\s]intolerant|diabetic|pregnant|engaged|married|"
+               r"divorced|retired)\b", re.IGNORECASE),
+)
+_PREFERENCE = (
+    # "my favorite X is ...", "one of my favorite hobbies", "here's my favorite, ..." -- not
+    # the favourite part of an event ("my favorite part was").
+    re.compile(r"\b(?:my|one\s+of\s+my)\s+(?:all[-\s]time\s+)?(?:fave|favou?rite)s?\b"
+               r"(?!\s+(?:part|moment|memory|memories|thing\s+about)\b)(?![^.!?]*\bwas\b)",
+               re.IGNORECASE),
+    # "I'm a huge fan of ...", "I'm a fan too", "I'm really into ..."; not "I'm into it".
+    re.compile(r"\bi(?:'m|\s+am)\s+(?:also\s+|really\s+|such\s+|definitely\s+)?(?:a\s+)?"
+               r"(?:huge\s+|big\s+|massive\s+|real\s+)?fan\b", re.IGNORECASE),
+    re.compile(r"\bi(?:'m|\s+am)\s+(?:also\s+|really\s+|so\s+|totally\s+|super\s+)?into\s+"
+               r"(?!(?:it|that|this|the\s+idea)\b)\w", re.IGNORECASE),
+    # "I love coconut milk", "I love making cakes", "I also enjoy reading", "I really like this
+    # quote", "I love to." -- a taste, not a reaction to what was just shown or said ("I love
+    # that!", "I love the colors", "I love your painting", "I love hearing that", "I'd love to").
+    re.compile(r"\bi\s+(?:also\s+|really\s+|just\s+|absolutely\s+|totally\s+|truly\s+|genuinely\s+|"
+               r"still\s+)*(?:love|enjoy|adore|like|prefer)\s+"
+               r"(?!(?:it|that|this|those|these|them|you|your|yours|his|her|their|our|how|when|what|"
+               r"the|seeing|hearing|reading\s+about|watching\s+you|to\s+(?:hear|see|help|chat|talk))\b)\w",
+               re.IGNORECASE),
+    # "I've always loved birds", "I've always been fascinated by ...".
+    re.compile(r"\bi(?:'ve|\s+have)\s+always\s+(?:loved|liked|enjoyed|adored|"
+               r"been\s+(?:into|awed|fascinated|passionate|interested|a\s+fan))\b", re.IGNORECASE),
+    # A standing habit: "X is my thing", "cooking is therapy for me", "... twice a week".
+    re.compile(r"\b(?:is|are)\s+(?:my\s+thing|therapy\s+for\s+me|my\s+chill\s+time|my\s+go-to|"
+               r"my\s+happy\s+place)\b", re.IGNORECASE),
+    re.compile(r"\b(?:i|we)\s+(?:\w+\s+){1,6}(?:every\s+(?:day|morning|evening|night|week|weekend)|"
+               r"(?:once|twice|three\s+times)\s+a\s+(?:day|week|month))\b", re.IGNORECASE),
 )
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+")
 def classify_task(text: str) -> TaskCategory:
@@ -128,11 +174,21 @@ def update_statement(text: str) -> bool:
     return any(p.search(s) for s in _statements(text) for p in _UPDATE)
 
 
+def preference_statement(text: str) -> bool:
+    """A first-person statement of a standing taste or habit [CHOICE rule]: "I love coconut
+    milk", "my favorite genre is fantasy", "I'm a huge fan of Bach", "cooking is therapy for me",
+    "I take them to the park twice a week". Reactions to what was just said or shown ("I love
+    that!", "I love your painting", "I'd love to") and questions are not."""
+    return any(p.search(s) for s in _statements(text) for p in _PREFERENCE)
+
+
 def requires_consolidation(category: str, text: str) -> bool:
     """r_N: a knowledge update or an explicit memory cue [SEED]; for the words of a turn, a
-    knowledge update is a first-person change statement (`update_statement`) [CHOICE]; the
-    task category (`category`) routes questions and no longer decides it alone."""
-    return update_statement(text) or explicit_memory_request(text)
+    knowledge update is a first-person change statement (`update_statement`) or a stated
+    standing taste or habit (`preference_statement`), new knowledge about the speaker [CHOICE];
+    the task category (`category`) routes questions and no longer decides it alone. Recall and
+    precision on hand-labelled LoCoMo turns: tests/systems/thalia/test_thalia_gate_locomo.py."""
+    return update_statement(text) or preference_statement(text) or explicit_memory_request(text)
 
 
 def strip_cue(text: str) -> str:

@@ -334,3 +334,24 @@ def test_exia_e1_e4_e5_e9_counts_are_the_stored_events(exia_tools_run):
     assert len(rejected) == observed("exia-seed", "E-9")  # each rejected fact is a one-line numeric answer
     held = [e["params"]["held"] for e in events("exia-fix-journal", "exia.consolidate.journal", "executed")]
     assert any(held)
+
+
+@pytest.mark.slow
+def test_thalia_bullets_ablation_is_measured_on_real_dialogue(tmp_path):
+    # campaigns/seed-findings/thalia-bullets.toml through `lsrep run` + `lsrep report`, conv-26 only.
+    shared = next((p for p in (REPO.parent / "shared", REPO.parent.parent / "shared") if (p / "datasets").is_dir()), None)
+    if shared is None:
+        pytest.skip("shared LoCoMo data not found")
+    store, out = tmp_path / "s.sqlite", tmp_path / "r.json"
+    locomo = shared / "datasets" / "locomo" / "locomo-dev7.json"
+    assert main(["run", str(FINDINGS / "thalia-bullets.toml"), "--trajectories", "conv-26", "--store", str(store),
+                 "--quiet", "-S", f"trajectories.conv-26.locomo={locomo}"]) == 0
+    assert main(["report", "latest", "--store", str(store), "--format", "json", "-o", str(out)]) == 0
+    report = json.loads(out.read_text())
+    (on,) = _panel_rows(report, "THALIA (thalia): Memory Gate and MEMORY.md bullets")
+    (off,) = _panel_rows(report, "THALIA (thalia-no-bullets): Memory Gate and MEMORY.md bullets")
+    assert on["appended"] == 2 and on["ablated"] == 0 and on["with_bullets"] > 0 and on["share_all"] > 0.1
+    assert off["appended"] == 0 and off["ablated"] == 2 and off["with_bullets"] == 0 and off["share_all"] == 0
+    (contrast,) = [r for r in _panel_rows(report, "Ablation contrasts") if r["mechanism"] == "thalia.gate.consolidate"]
+    assert contrast["ablation"] == "thalia-no-bullets" and contrast["contexts"]["value"] > 0.3
+    assert contrast["effect"]["interval"] is not None  # the accuracy difference with its CI

@@ -58,7 +58,7 @@ def test_every_builtin_system_gets_its_panels(run):
     store, run_id = run
     got = tables(build_report(store, run_id, boot=50))
     for caption in ("THALIA (thalia): where evidence is lost", "THALIA (thalia): candidate funnel", "THALIA (thalia): citations and integrate",
-                    "THALIA (thalia): Inspector triggers",
+                    "THALIA (thalia): Inspector triggers", "THALIA (thalia): Memory Gate and MEMORY.md bullets",
                     "ICE (ice): memory budget", "ICE (ice): per-leg yield", "ICE (ice): workers on the simulated clock",
                     "EXIA SEED (exia-seed): recall latency", "EXIA SEED (exia-seed): admission and forget decisions",
                     "EXIA SEED (exia-seed): seed defects E-1…E-21",
@@ -120,6 +120,24 @@ def test_panel_figures_trace_back_to_stored_events(run, tmp_path):
     store.db.conn.commit()
     legs = {r["leg"]: r for r in tables(build_report(store, run_id, boot=50))["ICE (ice): per-leg yield"].rows}
     assert legs["ice.leg.episodic_vector"]["in_prompt"] == 0
+
+
+def test_thalia_bullets_figures_are_the_stored_rows(run):
+    """The Memory Gate table: consolidations from the stored events, the bullets' token share
+    from the stored memory fragments against the observations' context tokens."""
+    store, run_id = run
+    (row,) = tables(build_report(store, run_id, boot=50))["THALIA (thalia): Memory Gate and MEMORY.md bullets"].rows
+    (done,) = store.rows("select count(*) n from events where run_id = ? and unit_id like 'thalia/%' and "
+                         "mechanism = 'thalia.gate.consolidate' and stage = 'executed'", [run_id])
+    (tok,) = store.rows("select sum(f.tokens) t, count(distinct o.obs_id) n from fragments f join observations o "
+                        "on o.obs_id = f.obs_id where o.run_id = ? and o.condition = 'thalia' and f.kind = 'memory'",
+                        [run_id])
+    (ctx,) = store.rows("select sum(context_tokens) t from observations where run_id = ? and condition = 'thalia'",
+                        [run_id])
+    assert done["n"] >= 1 and row["appended"] + row["updated"] == done["n"]
+    assert tok["t"] > 0 and row["with_bullets"] == tok["n"]
+    assert row["share_all"] == pytest.approx(tok["t"] / ctx["t"])
+    assert row["bullet_tokens"] == pytest.approx(tok["t"] / tok["n"])
 
 
 def test_a_third_party_adapter_adds_its_own_panel(run):
