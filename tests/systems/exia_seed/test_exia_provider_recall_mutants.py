@@ -125,6 +125,28 @@ def test_phase2_returns_the_block_with_its_status_events_and_journal(rig):
                            "sujets": ["caroline"], "jetons_generiques": 40, "jetons_bloc": 53}]
 
 
+def test_only_fact_lines_count_as_shown(rig):
+    # The summary cites every fact of the page, the future one too; the block shows only the
+    # facts recall kept, and only those are counted, reported and selected.
+    r = rig(scripted=True, phase=2)
+    r.model.summary = lambda subject: f"{subject} is a counselor who paints."
+    later = "Caroline will meet the adoption agency on March 20."
+    proposals = [fact(text, [r.note(text, at())], node) for text, node in FACTS[::2]]
+    proposals.append(fact(later, [r.note(later, at())], "Caroline", type="prospective",
+                          date_evenement="2026-03-20", echeance="2026-03-20"))
+    r.model.push({"faits": proposals})
+    assert r.provider.consolidate(at())["admis"] == 3
+    r.events.clear()
+    block = r.provider.prefetch("What did Caroline do at the support group?", now=at(days=1))
+    assert later not in block
+    st = r.provider.recall_status()
+    shown = tuple(line.fact_ids[0] for line in st.lines if line.kind == "fact")
+    assert len(st.lines[1].fact_ids) == 3 and len(shown) == 2 and set(shown) < set(st.lines[1].fact_ids)
+    assert st.count == 2
+    assert [(e.stage, e.count, e.ids) for e in r.events if e.mechanism == "recall.phase2"] == [
+        ("eligible", None, ()), ("output", 2, shown), ("selected", 2, shown)]
+
+
 def test_phase2_tokens_round_up(rig):
     r = remembered(rig, phase=2)
     block = r.provider.prefetch("Where did Melanie run the charity race?", now=at(days=1))
@@ -251,6 +273,22 @@ def test_each_tool_runs_its_own_code(rig):
     page = json.loads(r.provider.handle_tool_call("memoire_lire", {"sujet": "Caroline"}, now=at(days=1)))
     assert [f["fait"] for s in page["sections"].values() for f in s] == [FACTS[0][0], FACTS[2][0]]
     assert [(e.mechanism, e.stage) for e in r.events if e.mechanism.startswith("tool")] == [
+        ("tool.read", "eligible"), ("tool.read", "output")]
+
+
+def test_tool_names_parsed_from_a_host_message_dispatch_by_value(rig):
+    # A host reads the model's tool call from JSON: the names are equal to the constants, not the
+    # same objects.
+    r = remembered(rig)
+    calls = json.loads('[{"name": "memoire_noter", "arguments": {"texte": "Caroline paints sunsets by the lake."}},'
+                       ' {"name": "memoire_chercher", "arguments": {"requete": "charity race"}},'
+                       ' {"name": "memoire_lire", "arguments": {"sujet": "Melanie"}}]')
+    replies = [json.loads(r.provider.handle_tool_call(c["name"], c["arguments"], now=at(days=1))) for c in calls]
+    assert replies[0]["ok"] is True
+    assert [f["fait"] for f in replies[1]["faits"]] == [FACTS[1][0]]
+    assert [f["fait"] for s in replies[2]["sections"].values() for f in s] == [FACTS[1][0]]
+    assert [(e.mechanism, e.stage) for e in r.events if e.mechanism.startswith("tool")] == [
+        ("tool.note", "eligible"), ("tool.note", "output"), ("tool.search", "eligible"), ("tool.search", "output"),
         ("tool.read", "eligible"), ("tool.read", "output")]
 
 

@@ -54,6 +54,9 @@ def test_a_question_is_kept_only_from_min_words_content_words():
     # 4 content words (kids, enjoy, camping, trip): kept, although `_keeps` would need more.
     kept = one("Did the kids enjoy the camping trip?")
     assert kept is not None and kept["fait"] == "Caroline: Did the kids enjoy the camping trip?"
+    # 7 content words: kept, as a long question carries its turn's topic
+    assert one("What kind of support group meetings do you run for transgender youth?")["fait"] == (
+        "Caroline: What kind of support group meetings do you run for transgender youth?")
     # 3 content words (kind, paintings, like): dropped, as 2 and 0.
     assert one("What kind of paintings do you like?") is None
     assert one("What do you like to paint?") is None
