@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from lsrep.systems.ice.config import IceConfig
 from lsrep.systems.ice.fusion import apply_bonuses
+from lsrep.systems.ice.packing import pack
 from test_ice_fusion_packing import cand, relay
 
 
@@ -28,3 +29,23 @@ def test_a_disabled_first_bonus_does_not_stop_the_later_ones():
                                                ("output", 1, ("s",), None)]
     assert trail(events, "bonus.current_conv") == [("eligible", 1, (), None), ("executed", 1, ("s",), None),
                                                    ("output", 1, ("s",), None)]
+
+
+# -- the type cap ------------------------------------------------------------------------------
+
+def test_the_type_cap_frees_the_victims_tokens_on_top_of_the_unused_budget():
+    # Phase 2 packs e1-e3 (30 of 32 tokens) and skips d1 (12). The cap's victim e3 frees 10 tokens:
+    # room = 32 - 30 + 10 = 12, exactly d1's size, so d1 takes e3's place and leaves the skipped list.
+    emit, events = relay()
+    cands = [cand("e1", score=0.9), cand("e2", score=0.8), cand("e3", score=0.7),
+             cand("d1", "document", score=0.6, tokens=12)]
+    result = pack(cands, 32, IceConfig(disabled=frozenset({"budget.phase1"})), emit)
+    assert [c.id for c in result.packed] == ["e1", "e2", "d1"]
+    assert [c.id for c in result.removed_by_type_cap] == ["e3"] and result.skipped == []
+    assert result.used == 32
+    assert trail(events, "diversify.type_cap") == [("eligible", 3, (), None), ("executed", 1, ("e3",), None),
+                                                   ("output", 1, ("e3",), "swapped out")]
+    # One token less of budget and d1 no longer fits in what e3 frees.
+    emit, _ = relay()
+    result = pack(cands, 31, IceConfig(disabled=frozenset({"budget.phase1"})), emit)
+    assert [c.id for c in result.packed] == ["e1", "e2", "e3"] and result.removed_by_type_cap == []

@@ -3,6 +3,11 @@ written against the mutants that survived `scripts/mutation/thalia.toml`."""
 
 from __future__ import annotations
 
+from dataclasses import FrozenInstanceError, astuple
+from datetime import timedelta
+
+import pytest
+from lsrep.systems.thalia.fusion import Fused, Lane, Scored
 from thalia_testkit import T0
 
 # -- the Memory Gate ---------------------------------------------------------------------------
@@ -15,3 +20,53 @@ def test_an_assistant_turn_never_makes_its_class_novel(make, recorder):
     assert executed.params == {"session_end": False, "novel_class": False, "explicit": False,
                                "r_N": False, "trigger": "turn"}
     assert recorder.of("gate.criteria", "output") == []
+
+
+def test_another_speaker_role_never_makes_its_class_novel(make, recorder):
+    # Roles other than user and assistant are allowed (protocol: "other speaker role"); one that sorts
+    # after "user" must not pass for the user either.
+    t = make()
+    out = t.append_turn("I now live in Lisbon", role="visitor", session_id="s1", timestamp=T0, source_id="a")
+    assert out.criteria == {"session_end": False, "novel_class": False, "explicit": False}
+    assert out.action == "none" and out.requires_consolidation is False
+
+
+# -- fusion records ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("record", [Lane("bm25", (1, 2), 0.5), Fused(3, 0.25), Scored(4, 0.5, 7)])
+def test_fusion_records_are_frozen_and_hashable(record):
+    assert hash(record) == hash(type(record)(*astuple(record)))
+    with pytest.raises(FrozenInstanceError):
+        record.doc = 9  # type: ignore[misc]
+
+
+def test_an_append_reports_no_replaced_bullet_and_a_session_end_update_reports_it(make, recorder):
+    t = make()
+    lisbon = "- I now live in Lisbon (source: turn 1, 2024-05-01)"
+    out = t.append_turn("I now live in Lisbon", role="user", session_id="s1", timestamp=T0, source_id="a0")
+    assert (out.action, out.delta, out.replaced) == ("append_memory", lisbon, None)
+    appended = {"action": "append_memory", "delta": lisbon, "source_turn": 1, "trigger": "turn"}
+    assert [(e.stage, e.count, e.ids, e.params, e.source_turn_ids) for e in recorder.of("gate.consolidate")] == [
+        ("eligible", None, (), {"criteria": ["novel_class"]}, ("a0",)),
+        ("executed", 1, (), appended, ("a0",)),
+        ("output", 1, ("turn:1",), appended, ("a0",))]
+    # The second turn's class is no longer novel: nothing is written until the session ends.
+    out = t.append_turn("I now live in Porto", role="user", session_id="s1", timestamp=T0 + timedelta(minutes=1),
+                        source_id="a1")
+    assert out.action == "none" and out.criteria["novel_class"] is False
+    recorder.clear()
+    out = t.end_session("s1", timestamp=T0 + timedelta(minutes=9))
+    porto = "- I now live in Porto (source: turn 2, 2024-05-01) (was: turn 1, 2024-05-01)"
+    # At session end the last user turn is re-evaluated; its class was stored with it, so it is not novel.
+    assert out.criteria == {"session_end": True, "novel_class": False, "explicit": False}
+    assert (out.action, out.delta, out.replaced) == ("update_memory", porto, lisbon)
+    updated = {"action": "update_memory", "delta": porto, "source_turn": 2, "trigger": "session_end",
+               "replaced": lisbon}
+    assert [(e.mechanism, e.stage, e.count, e.ids, e.params) for e in recorder.events] == [
+        ("gate.criteria", "eligible", None, (), {}),
+        ("gate.criteria", "executed", None, (), {"session_end": True, "novel_class": False, "explicit": False,
+                                                 "r_N": True, "trigger": "session_end"}),
+        ("gate.criteria", "output", 1, (), {"held": ["session_end"]}),
+        ("gate.consolidate", "eligible", None, (), {"criteria": ["session_end"]}),
+        ("gate.consolidate", "executed", 1, (), updated),
+        ("gate.consolidate", "output", 1, ("turn:2",), updated)]
