@@ -49,3 +49,13 @@ def test_the_type_cap_frees_the_victims_tokens_on_top_of_the_unused_budget():
     emit, _ = relay()
     result = pack(cands, 31, IceConfig(disabled=frozenset({"budget.phase1"})), emit)
     assert [c.id for c in result.packed] == ["e1", "e2", "e3"] and result.removed_by_type_cap == []
+
+
+def test_the_type_cap_room_is_the_unused_budget_plus_the_victim_when_most_is_unused():
+    # Phase 2 leaves 30 of 60 tokens unused (d1 needs 32); the victim e3 frees 10 more: 40 >= 32.
+    emit, _ = relay()
+    cands = [cand("e1", score=0.9), cand("e2", score=0.8), cand("e3", score=0.7),
+             cand("d1", "document", score=0.6, tokens=32)]
+    result = pack(cands, 60, IceConfig(disabled=frozenset({"budget.phase1"})), emit)
+    assert [c.id for c in result.packed] == ["e1", "e2", "d1"] and result.used == 52
+    assert [c.id for c in result.removed_by_type_cap] == ["e3"] and result.skipped == []

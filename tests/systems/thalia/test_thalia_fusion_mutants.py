@@ -3,11 +3,16 @@ written against the mutants that survived `scripts/mutation/thalia.toml`."""
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import FrozenInstanceError, astuple
 from datetime import timedelta
+from inspect import Parameter
 
 import pytest
-from lsrep.systems.thalia.fusion import Fused, Lane, Scored
+from lsrep.systems.thalia.contracts import Episode
+from lsrep.systems.thalia.fusion import Fused, Lane, Scored, apply_recency
+from lsrep.systems.thalia.gate import MemoryGate, gate_flags
+from lsrep.systems.thalia.routing import classify_task
 from thalia_testkit import T0
 
 # -- the Memory Gate ---------------------------------------------------------------------------
@@ -70,3 +75,33 @@ def test_an_append_reports_no_replaced_bullet_and_a_session_end_update_reports_i
         ("gate.consolidate", "eligible", None, (), {"criteria": ["session_end"]}),
         ("gate.consolidate", "executed", 1, (), updated),
         ("gate.consolidate", "output", 1, ("turn:2",), updated)]
+
+
+def test_gate_flags_hear_only_a_users_non_empty_words():
+    def episode(role: str, query: str) -> Episode:
+        return Episode(turn_id=1, source_id="a", session_id="s1", timestamp=T0, role=role, speaker="",
+                       query=query, answer="", task_category=classify_task(query))
+
+    ask = "Remember that my locker code is 4411"
+    assert gate_flags(episode("user", ask)) == (True, True)
+    assert gate_flags(episode("assistant", ask)) == (False, False)  # a query on another role's turn
+    assert gate_flags(episode("visitor", ask)) == (False, False)
+    assert gate_flags(episode("user", "")) == (False, False)
+
+
+# -- recency -----------------------------------------------------------------------------------
+
+def test_recency_applies_when_the_newest_transcript_position_is_one():
+    out = apply_recency([Scored(0, 0.5, 0), Scored(1, 0.4, 1)], 0.5)
+    assert out == [Scored(1, round(0.4 + 0.5 * 0.5 * 1 / 1, 8), 1), Scored(0, 0.5, 0)]
+
+
+def test_admit_takes_session_end_and_the_flags_by_keyword_only(make):
+    t = make()
+    kinds = {name: p.kind for name, p in inspect.signature(MemoryGate.admit).parameters.items()}
+    assert kinds == {"self": Parameter.POSITIONAL_OR_KEYWORD, "episode": Parameter.POSITIONAL_OR_KEYWORD, "session_end": Parameter.KEYWORD_ONLY,
+                     "r_n": Parameter.KEYWORD_ONLY, "x_n": Parameter.KEYWORD_ONLY}
+    episode = Episode(turn_id=1, source_id="a", session_id="s1", timestamp=T0, role="user", speaker="",
+                      query="I now live in Lisbon", answer="")
+    with pytest.raises(TypeError):
+        t.gate.admit(episode, True)
