@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from lsrep.systems.ice.config import IceConfig
-from lsrep.systems.ice.fusion import apply_bonuses
+from lsrep.systems.ice.fusion import apply_bonuses, fuse
 from lsrep.systems.ice.packing import pack
 from test_ice_fusion_packing import cand, relay
 
@@ -59,3 +59,14 @@ def test_the_type_cap_room_is_the_unused_budget_plus_the_victim_when_most_is_unu
     result = pack(cands, 60, IceConfig(disabled=frozenset({"budget.phase1"})), emit)
     assert [c.id for c in result.packed] == ["e1", "e2", "d1"] and result.used == 52
     assert [c.id for c in result.removed_by_type_cap] == ["e3"] and result.skipped == []
+
+
+# -- fusion ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("k", [60, 10])
+def test_rrf_adds_k_and_the_rank_for_every_rank_of_a_long_leg(k):
+    emit, _ = relay()
+    ranked = [cand(f"v{r}", legs={"episodic_vector": r}) for r in range(1, 9)]
+    fused = fuse({"episodic_vector": ranked}, {"episodic_vector": 0.5}, IceConfig(rrf_k=k), emit)
+    assert [c.id for c in fused] == [f"v{r}" for r in range(1, 9)]
+    assert [c.score for c in fused] == [0.5 / (k + r) for r in range(1, 9)]
