@@ -70,3 +70,14 @@ def test_rrf_adds_k_and_the_rank_for_every_rank_of_a_long_leg(k):
     fused = fuse({"episodic_vector": ranked}, {"episodic_vector": 0.5}, IceConfig(rrf_k=k), emit)
     assert [c.id for c in fused] == [f"v{r}" for r in range(1, 9)]
     assert [c.score for c in fused] == [0.5 / (k + r) for r in range(1, 9)]
+
+
+def test_the_current_conversation_bonus_compares_ids_by_value():
+    # An id read from a file or built at run time is an equal string, not the same object.
+    emit, events = relay()
+    current = "".join(["c", "1"])
+    out = apply_bonuses([cand("a", score=1.0, conv="c1"), cand("b", score=1.0, conv="c2")],
+                        current_conversation=current, config=IceConfig(), emit=emit)
+    assert [(c.id, c.score) for c in out] == [("a", 1.2), ("b", 1.0)]
+    assert trail(events, "bonus.current_conv") == [("eligible", 1, (), None), ("executed", 1, ("a",), None),
+                                                   ("output", 1, ("a",), None)]

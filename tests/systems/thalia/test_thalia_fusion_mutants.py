@@ -11,7 +11,7 @@ from inspect import Parameter
 import pytest
 from lsrep.systems.thalia.contracts import Episode
 from lsrep.systems.thalia.fusion import Fused, Lane, Scored, apply_recency
-from lsrep.systems.thalia.gate import MemoryGate, gate_flags
+from lsrep.systems.thalia.gate import Decision, MemoryGate, gate_flags
 from lsrep.systems.thalia.routing import classify_task
 from thalia_testkit import T0
 
@@ -105,3 +105,10 @@ def test_admit_takes_session_end_and_the_flags_by_keyword_only(make):
                       query="I now live in Lisbon", answer="")
     with pytest.raises(TypeError):
         t.gate.admit(episode, True)
+
+
+def test_the_gate_decision_is_frozen_and_hashable():
+    decision = Decision(held=("session_end",), delta=None, reason="ablated", eligible=True)
+    assert hash(decision) == hash(Decision(("session_end",), None, "ablated", True))
+    with pytest.raises(FrozenInstanceError):
+        decision.eligible = False  # type: ignore[misc]
