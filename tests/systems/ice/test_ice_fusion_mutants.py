@@ -3,10 +3,12 @@ events and work, written against the mutants that survived `scripts/mutation/ice
 
 from __future__ import annotations
 
+from dataclasses import FrozenInstanceError
+
 import pytest
 from lsrep.systems.ice.config import IceConfig
 from lsrep.systems.ice.fusion import apply_bonuses, fuse
-from lsrep.systems.ice.packing import pack
+from lsrep.systems.ice.packing import MemoryBudget, memory_budget, pack
 from test_ice_fusion_packing import cand, relay
 
 
@@ -81,3 +83,34 @@ def test_the_current_conversation_bonus_compares_ids_by_value():
     assert [(c.id, c.score) for c in out] == [("a", 1.2), ("b", 1.0)]
     assert trail(events, "bonus.current_conv") == [("eligible", 1, (), None), ("executed", 1, ("a",), None),
                                                    ("output", 1, ("a",), None)]
+
+
+def test_bonus_multipliers_are_reported_rounded_to_four_decimals():
+    emit, events = relay()
+    (out,) = apply_bonuses([cand("h", strength=0.12345, score=1.0, conv=None)], current_conversation="c1",
+                           config=IceConfig(), emit=emit)
+    assert out.score == 0.5 + 0.5 * 0.12345  # the score itself is not rounded
+    output = next(e for e in events if e.mechanism == "bonus.strength" and e.stage == "output")
+    assert output.params == {"multipliers": {"h": 0.5617}}
+
+
+# -- the memory budget -------------------------------------------------------------------------
+
+def test_the_memory_budget_is_frozen_and_hashable():
+    budget = memory_budget(IceConfig(), reliance="long_term_memory", conversation_tokens=0, memory_tokens=0,
+                           ceiling=None)
+    assert budget == MemoryBudget(2000, 2000, 0, "empty_conversation")
+    assert hash(budget) == hash(MemoryBudget(2000, 2000, 0, "empty_conversation"))
+    with pytest.raises(FrozenInstanceError):
+        budget.effective = 0  # type: ignore[misc]
+
+
+def test_the_type_cap_compares_source_types_by_value():
+    # Source types read from a file are equal strings, not the same object: every episodic
+    # fragment is of the dominant type, and the lowest-scored one (e3) is the victim.
+    emit, _ = relay()
+    cands = [cand(c, "".join(["epi", "sodic"]), score=s) for c, s in (("e1", 0.9), ("e2", 0.8), ("e3", 0.7))]
+    cands.append(cand("d1", "document", score=0.6, tokens=12))
+    result = pack(cands, 32, IceConfig(disabled=frozenset({"budget.phase1"})), emit)
+    assert [c.id for c in result.packed] == ["e1", "e2", "d1"]
+    assert [c.id for c in result.removed_by_type_cap] == ["e3"]

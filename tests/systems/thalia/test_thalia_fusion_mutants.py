@@ -112,3 +112,12 @@ def test_the_gate_decision_is_frozen_and_hashable():
     assert hash(decision) == hash(Decision(("session_end",), None, "ablated", True))
     with pytest.raises(FrozenInstanceError):
         decision.eligible = False  # type: ignore[misc]
+
+
+def test_a_probe_reports_that_it_would_append(make, recorder):
+    t = make()
+    t.answer("remember that my locker code is 4411", timestamp=T0)
+    (skipped,) = recorder.of("gate.append", "skipped")
+    assert skipped.reason == "read-only probe"
+    assert skipped.params == {"would_append": True, "would_consolidate": True, "session_end": False,
+                              "novel_class": True, "explicit": True, "r_N": True}
