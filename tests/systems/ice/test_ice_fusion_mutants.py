@@ -114,3 +114,12 @@ def test_the_type_cap_compares_source_types_by_value():
     result = pack(cands, 32, IceConfig(disabled=frozenset({"budget.phase1"})), emit)
     assert [c.id for c in result.packed] == ["e1", "e2", "d1"]
     assert [c.id for c in result.removed_by_type_cap] == ["e3"]
+
+
+def test_phase1_compares_source_types_by_value():
+    emit, events = relay()
+    cands = [cand("e1", "".join(["epi", "sodic"]), score=0.9), cand("g1", "".join(["gr", "aph"]), score=0.8)]
+    result = pack(cands, 100, IceConfig(), emit)
+    assert result.phase1_ids == {"e1", "g1"}
+    assert trail(events, "budget.phase1") == [("eligible", 2, (), None), ("executed", 2, (), None),
+                                              ("output", 2, ("e1", "g1"), None)]
