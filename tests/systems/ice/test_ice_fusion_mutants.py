@@ -7,7 +7,7 @@ from dataclasses import FrozenInstanceError
 
 import pytest
 from lsrep.systems.ice.config import IceConfig
-from lsrep.systems.ice.fusion import apply_bonuses, fuse
+from lsrep.systems.ice.fusion import apply_bonuses, cap_other_conversations, fuse
 from lsrep.systems.ice.packing import MemoryBudget, memory_budget, pack
 from test_ice_fusion_packing import cand, relay
 
@@ -123,3 +123,49 @@ def test_phase1_compares_source_types_by_value():
     assert result.phase1_ids == {"e1", "g1"}
     assert trail(events, "budget.phase1") == [("eligible", 2, (), None), ("executed", 2, (), None),
                                               ("output", 2, ("e1", "g1"), None)]
+
+
+def test_the_confidence_bonus_is_for_confident_graph_fragments_only():
+    # A source type read from a file is an equal string, not the same object; a confident flag on
+    # another type earns nothing.
+    emit, events = relay()
+    graph = cand("g", "".join(["gr", "aph"]), confident=True, score=1.0, conv=None)
+    others = [cand(t[0], t, confident=True, score=1.0, conv=None)
+              for t in ("document", "episodic", "procedural", "summary")]
+    out = apply_bonuses([graph, *others], current_conversation="c1", config=IceConfig(), emit=emit)
+    assert [(c.id, c.score) for c in out] == [("g", 1.5), ("d", 1.0), ("e", 1.0), ("p", 1.0), ("s", 1.0)]
+    assert trail(events, "bonus.confidence") == [("eligible", 1, (), None), ("executed", 1, ("g",), None),
+                                                 ("output", 1, ("g",), None)]
+
+
+def test_the_strength_bonus_applies_to_every_source_type_but_graph():
+    emit, events = relay()
+    cands = [cand(t[0], t, strength=0.0, score=1.0, conv=None)
+             for t in ("document", "episodic", "graph", "procedural", "summary")]
+    out = apply_bonuses(cands, current_conversation="c1", config=IceConfig(), emit=emit)
+    assert {c.id: c.score for c in out} == {"d": 0.5, "e": 0.5, "g": 1.0, "p": 0.5, "s": 0.5}
+    assert trail(events, "bonus.strength")[1] == ("executed", 4, ("d", "e", "p", "s"), None)
+
+
+# -- the cross-conversation cap ----------------------------------------------------------------
+
+def test_the_cap_exempts_the_current_conversation_compared_by_value():
+    emit, events = relay()
+    cands = [cand(f"c{i}", conv="c1") for i in range(3)] + [cand(f"o{i}", conv="other") for i in range(3)]
+    kept = cap_other_conversations(cands, current_conversation="".join(["c", "1"]),
+                                   config=IceConfig(cross_conversation_cap=1), emit=emit)
+    assert [c.id for c in kept] == ["c0", "c1", "c2", "o0"]
+    executed = next(e for e in events if e.mechanism == "diversify.cross_conv_cap" and e.stage == "executed")
+    assert executed.ids == ("o1", "o2") and executed.params == {
+        "cap": 1, "before": 6, "after": 4, "other_conversations": 1}
+
+
+def test_the_memory_budget_compares_reliance_by_value():
+    # A reliance read from a file or a forced classification is an equal string, not the same object.
+    config = IceConfig()
+    none = memory_budget(config, reliance="".join(["no", "ne"]), conversation_tokens=100, memory_tokens=0,
+                         ceiling=None)
+    assert none == MemoryBudget(0, 0, 0, "reliance none: no retrieval")
+    short = memory_budget(config, reliance="".join(["short", "_term"]), conversation_tokens=100, memory_tokens=0,
+                          ceiling=None)
+    assert short == MemoryBudget(1025, 1025, 100, "growth x short_term")  # (2000 + 0.5 * 100) * 0.5
