@@ -140,8 +140,9 @@ def test_the_confidence_bonus_is_for_confident_graph_fragments_only():
 
 def test_the_strength_bonus_applies_to_every_source_type_but_graph():
     emit, events = relay()
+    # The graph type is built at run time, as when read from a file: equal, not the same object.
     cands = [cand(t[0], t, strength=0.0, score=1.0, conv=None)
-             for t in ("document", "episodic", "graph", "procedural", "summary")]
+             for t in ("document", "episodic", "".join(["gr", "aph"]), "procedural", "summary")]
     out = apply_bonuses(cands, current_conversation="c1", config=IceConfig(), emit=emit)
     assert {c.id: c.score for c in out} == {"d": 0.5, "e": 0.5, "g": 1.0, "p": 0.5, "s": 0.5}
     assert trail(events, "bonus.strength")[1] == ("executed", 4, ("d", "e", "p", "s"), None)
@@ -169,3 +170,21 @@ def test_the_memory_budget_compares_reliance_by_value():
     short = memory_budget(config, reliance="".join(["short", "_term"]), conversation_tokens=100, memory_tokens=0,
                           ceiling=None)
     assert short == MemoryBudget(1025, 1025, 100, "growth x short_term")  # (2000 + 0.5 * 100) * 0.5
+
+
+def test_the_type_cap_swaps_out_only_fragments_of_the_dominant_type():
+    # Episodic holds 3 of 4 slots; the lowest-scored packed fragment is a summary (s1), which is not
+    # of the dominant type and stays: e3 is swapped for d1.
+    emit, _ = relay()
+    cands = [cand("e1", score=0.9), cand("e2", score=0.8), cand("e3", score=0.7),
+             cand("s1", "summary", score=0.65), cand("d1", "document", score=0.5)]
+    result = pack(cands, 40, IceConfig(disabled=frozenset({"budget.phase1"})), emit)
+    assert [c.id for c in result.packed] == ["e1", "e2", "s1", "d1"]
+    assert [c.id for c in result.removed_by_type_cap] == ["e3"] and result.skipped == []
+    # The same with the lowest-scored packed fragment of a type that sorts before the dominant one.
+    emit, _ = relay()
+    cands = [cand("e1", score=0.9), cand("e2", score=0.8), cand("e3", score=0.7),
+             cand("d0", "document", score=0.65), cand("g1", "graph", score=0.5)]
+    result = pack(cands, 40, IceConfig(disabled=frozenset({"budget.phase1"})), emit)
+    assert [c.id for c in result.packed] == ["e1", "e2", "d0", "g1"]
+    assert [c.id for c in result.removed_by_type_cap] == ["e3"] and result.skipped == []
