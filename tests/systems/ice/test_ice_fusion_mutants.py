@@ -3,6 +3,7 @@ events and work, written against the mutants that survived `scripts/mutation/ice
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import FrozenInstanceError
 
 import pytest
@@ -188,3 +189,11 @@ def test_the_type_cap_swaps_out_only_fragments_of_the_dominant_type():
     result = pack(cands, 40, IceConfig(disabled=frozenset({"budget.phase1"})), emit)
     assert [c.id for c in result.packed] == ["e1", "e2", "d0", "g1"]
     assert [c.id for c in result.removed_by_type_cap] == ["e3"] and result.skipped == []
+
+
+def test_the_memory_budget_takes_its_inputs_by_keyword_only():
+    kinds = {name: p.kind.name for name, p in inspect.signature(memory_budget).parameters.items()}
+    assert kinds == {"config": "POSITIONAL_OR_KEYWORD", "reliance": "KEYWORD_ONLY",
+                     "conversation_tokens": "KEYWORD_ONLY", "memory_tokens": "KEYWORD_ONLY", "ceiling": "KEYWORD_ONLY"}
+    with pytest.raises(TypeError):
+        memory_budget(IceConfig(), "short_term", 100, 0, None)  # type: ignore[misc]
