@@ -100,6 +100,10 @@ def test_update_statement_fires_on_changes(turn):
     "I'm tired right now.",                             # the moment, not a change
     "My cat is asleep for now.",
     "My brother is here just now.",
+    "My sister is visiting right now.",                  # possessive fact, the moment
+    "I work from home for now.",                        # where-I-work, the moment
+    "I live near the station, it's quiet now and then.",  # 'now' not sentence-final
+    "My new neighbour waved at me.",                    # "my new" with a noun not listed
     "I joined in the singing at the party.",
     "I started to cry when I saw it.",
     "I'm taking a break from painting.",
