@@ -182,6 +182,8 @@ def test_preference_statement_ignores_reactions_and_questions(turn):
     "I drive a blue car, remember that.",
     "The spare key is under the pot - please note this!",
     "Ok. Remember that the gate code is 1234.",
+    "Remember to rest. Remember that my flight is on Tuesday.",   # the walk goes past advice
+    "Remember when we met? Remember that my flight is on Tuesday.",
 ])
 def test_explicit_memory_request_fires(turn):
     assert explicit_memory_request(turn)
