@@ -12,7 +12,8 @@ import json
 
 import pytest
 from exia_testkit import at
-from lsrep.systems.exia_seed.rules import speaker_of
+from lsrep.systems.exia_seed.prompts import Source, consolidation_messages
+from lsrep.systems.exia_seed.rules import RulesModel, speaker_of
 
 TEXT = "Caroline went to a LGBTQ support group on May 7."
 
@@ -122,3 +123,57 @@ def test_a_mirrored_memory_write_is_a_note_with_its_source(rig):
 ])
 def test_speaker_of(text, expected):
     assert speaker_of(text) == expected
+
+
+# -- RulesModel.consolidate ----------------------------------------------------------------------
+
+SAID = "2023-05-08"
+
+
+def facts(sources, nodes=()) -> list[tuple]:
+    """(fait, sources, noeud, date_evenement, type, echeance) of the rules model's reply."""
+    messages = consolidation_messages("en", [Source(ref, text, agent, day) for ref, text, agent, day in sources],
+                                      list(nodes), [])
+    reply = json.loads(RulesModel().complete(messages))
+    assert set(reply) == {"faits", "nouveaux_concepts"} and reply["nouveaux_concepts"] == []
+    return [(f["fait"], f["sources"], f["noeud"], f["date_evenement"], f["type"], f["echeance"]) for f in reply["faits"]]
+
+
+def test_user_lines_and_notes_make_facts_agent_lines_none():
+    assert facts([
+        ("brut:b1:1", "User: [Caroline] I went to a LGBTQ support group on May 7. The talks there made me hopeful about adopting kids.", False, SAID),
+        ("brut:b1:2", "Assistant: That sounds like a powerful day at the support group for you.", True, SAID),
+        ("registre:n00001", "Ana: Tomas is allergic to hazelnuts, so no praline.", False, "2024-05-09"),
+        ("registre:n00002", "I paint sunsets by the lake on May 20 with my kids.", False, "2024-05-09"),
+    ]) == [
+        ("Caroline: I went to a LGBTQ support group on May 7.", ["brut:b1:1"], "Caroline", "2023-05-07", "fait", None),
+        ("Caroline: The talks there made me hopeful about adopting kids.", ["brut:b1:1"], "Caroline", None, "fait", None),
+        # a note is read as written: no label stripped, no speaker prefix
+        ("Ana: Tomas is allergic to hazelnuts, so no praline.", ["registre:n00001"], "Tomas", None, "fait", None),
+        # its own day: May 20 of 2024, after the note's day, so prospective
+        ("I paint sunsets by the lake on May 20 with my kids.", ["registre:n00002"], "user", "2024-05-20",
+         "prospective", "2024-05-20"),
+    ]
+
+
+def test_a_name_said_mid_sentence_in_another_source_is_a_node():
+    jon = ("brut:b1:2", "User: [Caroline] Jon painted a huge sunset by the lake last weekend.", False, SAID)
+    assert facts([jon])[0][2] == "Caroline"     # a sentence's first word alone is no name
+    assert facts([("brut:b1:1", "User: [Caroline] I met Jon at the pottery class last week.", False, SAID),
+                  jon])[1][2] == "Jon"
+
+
+def test_a_speaker_addressed_by_name_is_not_the_node():
+    wow = ("brut:b1:2", "User: [Caroline] Wow Melanie, the kids loved the pottery workshop last week.", False, SAID)
+    assert facts([wow])[0][2] == "Melanie"
+    assert facts([("brut:b1:1", "User: [Melanie] I ran a charity race for mental health last Saturday.", False, SAID),
+                  wow])[1][2] == "Caroline"
+    # a speaker of an agent line counts too
+    assert facts([("brut:b1:1", "Assistant: [Melanie] Lovely to hear that.", True, SAID), wow])[0][2] == "Caroline"
+
+
+def test_an_existing_nodes_alias_names_the_node():
+    caro = ("brut:b1:2", "User: [Melanie] The kids saw Caro painting at the beach yesterday.", False, SAID)
+    assert facts([caro])[0][2] == "Caro"
+    assert facts([caro], nodes=[("Caroline", ["Caro"])])[0][2] == "Caroline"
+    assert facts([caro], nodes=[("Caro", [])])[0][2] == "Caro"
