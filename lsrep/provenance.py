@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import chain
@@ -187,26 +187,18 @@ class TurnIndex:
         self.size = size
         self.drop = drop
         self.contents = tuple(contents)
-        # Every n-gram up to `size` inside a segment, so a short segment's shingle is found too;
-        # per turn in order of first appearance (n = 1..size per segment), posted once per turn.
-        self.postings: dict[tuple[str, ...], list[int]] = {}
-        get = self.postings.get
-        for pos, content in enumerate(self.contents):
-            for gram in dict.fromkeys(chain.from_iterable(
-                    zip(*(toks[i:] for i in range(n)), strict=False)  # shorter shifted copies end it
-                    for toks in segments(content, drop) for n in range(1, size + 1))):
-                hit = get(gram)
-                if hit is None:
-                    self.postings[gram] = [pos]
-                else:
-                    hit.append(pos)
+        # Every n-gram up to `size` inside a segment, posted once per turn in turn order: built
+        # eagerly for 1-grams, and for longer n-grams on first lookup (`_Postings`): a context's
+        # fragments look up a few thousand n-grams, where the trajectory holds ~100 per turn.
+        self._segments = [segments(content, drop) for content in self.contents]
+        self.postings = _Postings(self._segments, size)
         # Per-turn shingle sets, sentences and words are needed only for the turns a check asks
         # about (evidence, cited turns): built on first use.
         self.turn_grams = _PerTurn(self, 0)
         self.turn_sentences = _PerTurn(self, 1)
         self.turn_tokens = _PerTurn(self, 2)
         self._per_turn: dict[int, tuple] = {}
-        self.firsts = TokenFirsts.from_postings(self.postings)
+        self.firsts = TokenFirsts.from_postings(self.postings.unigram_postings())
         self._analyses: dict[str, TextAnalysis] = {}
         self._answer_texts: dict[str, str] = {}
         self._contexts: dict[tuple[str, ...], tuple[str, list[TextAnalysis], frozenset]] = {}
@@ -238,7 +230,7 @@ class TurnIndex:
         more content tokens) and its content tokens, each a frozenset (cached)."""
         hit = self._per_turn.get(pos)
         if hit is None:
-            segs = segments(self.contents[pos], self.drop)
+            segs = self._segments[pos]
             hit = self._per_turn[pos] = (
                 frozenset(shingles(segs, self.size)),
                 tuple(frozenset(shingles([toks], self.size)) for toks in segs if len(toks) >= SENTENCE_MIN_TOKENS),
@@ -415,6 +407,83 @@ class TurnIndex:
                     present.add(t)
                     break
         return present
+
+
+class _Postings(Mapping):
+    """A turn index's n-gram postings: for each n-gram (n <= size) of a segment of some turn, the
+    positions of the turns saying it inside one segment, ascending, each turn once.
+
+    The 1-gram postings are built at once; an n-gram's are computed on first lookup and kept:
+    the turns saying its rarest word, those whose segments hold the n-gram contiguously (each
+    turn's segments are kept as one string, `" w1 w2 "` per segment, segments joined by a line
+    break, so `" a b c "` is found exactly where the three words follow each other inside one
+    segment). Iterating enumerates every n-gram in the order the eager build posted them (turn
+    by turn, per segment n = 1..size) — what the tests compare with the definition.
+    """
+
+    def __init__(self, segs: Sequence[tuple[tuple[str, ...], ...]], size: int) -> None:
+        self.segs, self.size = segs, size
+        self.unigrams: dict[str, list[int]] = {}
+        get = self.unigrams.get
+        for pos, turn in enumerate(segs):
+            for tok in dict.fromkeys(chain.from_iterable(turn)):
+                hit = get(tok)
+                if hit is None:
+                    self.unigrams[tok] = [pos]
+                else:
+                    hit.append(pos)
+        self._texts: list[str | None] = [None] * len(segs)
+        self._longer: dict[tuple[str, ...], list[int]] = {}
+
+    def _text(self, pos: int) -> str:
+        text = self._texts[pos]
+        if text is None:
+            text = self._texts[pos] = "\n".join(f" {' '.join(seg)} " for seg in self.segs[pos])
+        return text
+
+    def get(self, gram, default=None):
+        n = len(gram)
+        if n == 1:
+            hit = self.unigrams.get(gram[0])
+            return default if hit is None else hit
+        if not 1 < n <= self.size:
+            return default
+        hit = self._longer.get(gram)
+        if hit is None:
+            lists = [self.unigrams.get(tok) for tok in gram]
+            if any(x is None for x in lists):
+                hit = []
+            else:
+                needle = f" {' '.join(gram)} "
+                hit = [p for p in min(lists, key=len) if needle in self._text(p)]
+            if len(self._longer) > 200_000:
+                self._longer.clear()
+            self._longer[gram] = hit
+        return hit if hit else default
+
+    def __getitem__(self, gram):
+        hit = self.get(gram)
+        if hit is None:
+            raise KeyError(gram)
+        return hit
+
+    def _all_grams(self) -> Iterator[tuple[str, ...]]:
+        seen: set[tuple[str, ...]] = set()
+        for turn in self.segs:
+            for gram in chain.from_iterable(zip(*(toks[i:] for i in range(n)), strict=False)
+                                            for toks in turn for n in range(1, self.size + 1)):
+                if gram not in seen:
+                    seen.add(gram)
+                    yield gram
+
+    def __iter__(self) -> Iterator[tuple[str, ...]]:
+        return self._all_grams()
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self._all_grams())
+
+    def unigram_postings(self) -> dict[tuple[str], list[int]]:
+        return {(tok,): where for tok, where in self.unigrams.items()}
 
 
 class _PerTurn(Sequence):

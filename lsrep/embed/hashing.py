@@ -141,7 +141,7 @@ class _TrigramTable:
         codes = self.direct[keys]
         unknown = codes == 0
         if unknown.any():
-            for k in set(keys[unknown].tolist()):  # idempotent writes: safe across threads
+            for k in np.unique(keys[unknown]).tolist():  # idempotent writes: safe across threads
                 self.direct[k] = 1 + _code(chr(k >> 14) + chr((k >> 7) & 0x7F) + chr(k & 0x7F), self.dim)
             codes = self.direct[keys]
         return codes - 1
