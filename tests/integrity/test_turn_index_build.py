@@ -104,3 +104,17 @@ def test_lazy_ngram_postings_equal_the_eager_build_on_random_texts():
         absent += gram not in postings
     assert absent > 100  # the draw exercised grams said nowhere, or not contiguously
     assert index.postings.get(("w1", "w2", "w3", "w4")) is None  # longer than a shingle: never posted
+
+
+def test_ascii_fast_segments_equal_the_definition_on_random_texts():
+    """`segments` splits ASCII text with a byte translation; random texts over separators, digits,
+    dates, times, whitespace of every kind, punctuation and a non-ASCII letter (the regex path)
+    give the definition's segments."""
+    import random
+
+    rng = random.Random(5)
+    pieces = list("abcxyz019 .!?;:\n\t\r\x0b\x0c-_'\"()[]") + ["é", "2023-05-08", "10:30", "the", "ana", "Ana", "ÄB"]
+    drop = frozenset({"ana"})
+    for _ in range(5000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 60)))
+        assert segments(text, drop) == _reference_segments(text, drop), repr(text)
