@@ -443,14 +443,14 @@ class _Postings(Mapping):
                     self.unigrams[tok] = [pos]
                 else:
                     hit.append(pos)
-        self._texts: list[str | None] = [None] * len(segs)
+        self._texts: list[str] | None = None
         self._longer: dict[tuple[str, ...], list[int]] = {}
 
-    def _text(self, pos: int) -> str:
-        text = self._texts[pos]
-        if text is None:
-            text = self._texts[pos] = "\n".join(f" {' '.join(seg)} " for seg in self.segs[pos])
-        return text
+    def texts(self) -> list[str]:
+        """Each turn's segments as one string (built on the first n-gram lookup)."""
+        if self._texts is None:
+            self._texts = ["\n".join([f" {' '.join(seg)} " for seg in turn]) for turn in self.segs]
+        return self._texts
 
     def get(self, gram, default=None):
         n = len(gram)
@@ -465,8 +465,8 @@ class _Postings(Mapping):
             if any(x is None for x in lists):
                 hit = []
             else:
-                needle = f" {' '.join(gram)} "
-                hit = [p for p in min(lists, key=len) if needle in self._text(p)]
+                needle, texts = f" {' '.join(gram)} ", self.texts()
+                hit = [p for p in min(lists, key=len) if needle in texts[p]]
             if len(self._longer) > 200_000:
                 self._longer.clear()
             self._longer[gram] = hit
