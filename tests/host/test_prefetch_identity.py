@@ -54,3 +54,12 @@ def test_a_replayed_call_that_differs_from_the_prefetched_one_is_refused():
     adapter._queued.append(("ingest", wire, {"ok": None}, (turn,), {"now": NOW}))
     with pytest.raises(HostError, match="does not match"):
         adapter._call("ingest", (_turn("something else"),), {"now": NOW})
+
+
+def test_the_ingest_shortcut_of_wire_args_equals_encode():
+    from lsrep.host.wire import encode
+
+    naive = datetime(2026, 1, 1, 9, 0)
+    for turn, now in [(_turn(), NOW), (_turn("é \\udc80 ☃"), NOW.astimezone(timezone(timedelta(hours=-5)))),
+                      (_turn("x", naive), naive)]:
+        assert _wire_args((turn,), {"now": now}) == (encode([turn]), encode({"now": now}))
