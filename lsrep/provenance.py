@@ -201,8 +201,7 @@ class TurnIndex:
         # Every n-gram up to `size` inside a segment, posted once per turn in turn order: built
         # eagerly for 1-grams, and for longer n-grams on first lookup (`_Postings`): a context's
         # fragments look up a few thousand n-grams, where the trajectory holds ~100 per turn.
-        self._segments = [segments(content, drop) for content in self.contents]
-        self.postings = _Postings(self._segments, size)
+        self.postings = _Postings([segments(content, drop) for content in self.contents], size)
         # Per-turn shingle sets, sentences and words are needed only for the turns a check asks
         # about (evidence, cited turns): built on first use.
         self.turn_grams = _PerTurn(self, 0)
@@ -241,7 +240,7 @@ class TurnIndex:
         more content tokens) and its content tokens, each a frozenset (cached)."""
         hit = self._per_turn.get(pos)
         if hit is None:
-            segs = self._segments[pos]
+            segs = segments(self.contents[pos], self.drop)
             hit = self._per_turn[pos] = (
                 frozenset(shingles(segs, self.size)),
                 tuple(frozenset(shingles([toks], self.size)) for toks in segs if len(toks) >= SENTENCE_MIN_TOKENS),
@@ -433,7 +432,7 @@ class _Postings(Mapping):
     """
 
     def __init__(self, segs: Sequence[tuple[tuple[str, ...], ...]], size: int) -> None:
-        self.segs, self.size = segs, size
+        self.size = size
         self.unigrams: dict[str, list[int]] = {}
         get = self.unigrams.get
         for pos, turn in enumerate(segs):
@@ -443,14 +442,9 @@ class _Postings(Mapping):
                     self.unigrams[tok] = [pos]
                 else:
                     hit.append(pos)
-        self._texts: list[str] | None = None
+        # Strings only (the token tuples are not kept: an M-sized trajectory has ~5,000 turns).
+        self.texts = ["\n".join([f" {' '.join(seg)} " for seg in turn]) for turn in segs]
         self._longer: dict[tuple[str, ...], list[int]] = {}
-
-    def texts(self) -> list[str]:
-        """Each turn's segments as one string (built on the first n-gram lookup)."""
-        if self._texts is None:
-            self._texts = ["\n".join([f" {' '.join(seg)} " for seg in turn]) for turn in self.segs]
-        return self._texts
 
     def get(self, gram, default=None):
         n = len(gram)
@@ -465,7 +459,7 @@ class _Postings(Mapping):
             if any(x is None for x in lists):
                 hit = []
             else:
-                needle, texts = f" {' '.join(gram)} ", self.texts()
+                needle, texts = f" {' '.join(gram)} ", self.texts
                 hit = [p for p in min(lists, key=len) if needle in texts[p]]
             if len(self._longer) > 200_000:
                 self._longer.clear()
@@ -480,9 +474,10 @@ class _Postings(Mapping):
 
     def _all_grams(self) -> Iterator[tuple[str, ...]]:
         seen: set[tuple[str, ...]] = set()
-        for turn in self.segs:
+        for text in self.texts:
+            segs = [tuple(seg.split()) for seg in text.split("\n")] if text else []
             for gram in chain.from_iterable(zip(*(toks[i:] for i in range(n)), strict=False)
-                                            for toks in turn for n in range(1, self.size + 1)):
+                                            for toks in segs for n in range(1, self.size + 1)):
                 if gram not in seen:
                     seen.add(gram)
                     yield gram

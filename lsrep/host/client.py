@@ -32,13 +32,13 @@ from lsrep.contract import EventSink, FidelityEvent, MechanismSpec, MemoryAdapte
 from lsrep.host.capture import merge as merge_diagnostics
 from lsrep.host.wire import (
     DEFAULT_TIMEOUT_S,
+    FrameReader,
     HostDied,
     HostError,
     HostTimeout,
     decode,
     describe_exception,
     encode,
-    recv,
     remote_exception,
     send,
 )
@@ -215,6 +215,8 @@ class HostProcess:
             os.close(from_host_w)
         self.tx = Connection(to_host_w, readable=False)
         self.rx = Connection(from_host_r, writable=False)
+        self.replies = FrameReader(self.rx)
+        """The host's messages: a batch's replies come hundreds at a time, read together."""
         self.dead: str | None = None
         self.release: list[int] = []
         self.pid = self.request({"op": "init", "sys_path": []})["pid"]
@@ -240,7 +242,7 @@ class HostProcess:
         try:
             send(self.tx, message)
             while True:
-                reply = recv(self.rx, self.timeout)
+                reply = self.replies.recv(self.timeout)
                 if "cb" in reply:
                     send(self.tx, self._serve_callback(reply))
                 elif "partial" in reply and on_partial is not None:
