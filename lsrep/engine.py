@@ -84,6 +84,8 @@ class _Replay:
         )
         self.guard = Guarded(adapter, self.log)
         self.ingested_hash = ""
+        self._prefetched: dict[int, ReplayTurn] = {}
+        """ReplayTurns sent in the current prefetch batch, by step index, until replayed."""
         self.prefix_hashes = [""] + prefix_hashes(self.turns)
         self.checkpoints: list[dict[str, Any]] = []
         self.observations: list[dict[str, Any]] = []
@@ -143,12 +145,14 @@ class _Replay:
         if not hasattr(adapter, "prefetch"):
             return
         calls = []
+        self._prefetched.clear()
         for step in steps:
             match step:
                 case CheckpointStep():
                     break
                 case IngestStep():
-                    calls.append(("ingest", (self._replay_turn(step),), {"now": step.now}))
+                    turn = self._prefetched[step.index] = self._replay_turn(step)
+                    calls.append(("ingest", (turn,), {"now": step.now}))
                 case SessionEndStep():
                     calls.append(("end_session", (step.session_id,), {"now": step.now}))
                 case MaintenanceStep() if step.operation in adapter.maintenance_operations:
@@ -166,7 +170,9 @@ class _Replay:
 
     def _ingest(self, step: IngestStep) -> None:
         turn = self.turns[step.index]
-        replay_turn = self._replay_turn(step)
+        # The object prefetched for this step (the hosted adapter then recognises the call as the
+        # prefetched one without encoding it again), else a new one; equal either way.
+        replay_turn = self._prefetched.pop(step.index, None) or self._replay_turn(step)
         _, ms, exc = self.guard.call(f"ingest:{turn.turn_id}", self.guard.adapter.ingest, replay_turn, now=step.now)
         self.ingests.append(ingest_row(self.task.run_id, self.task.unit_id, self.task.condition, len(self.ingests),
                                        turn.turn_id, ms, exc is None))

@@ -32,9 +32,9 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import chain
 
 from lsrep.paraphrase import TokenFirsts
+from lsrep.postings import NgramPostings
 from lsrep.text import STOPWORDS, normalise_answer
 
 SHINGLE = 3
@@ -84,6 +84,9 @@ _DATETIME = re.compile(
     r"|\b\d{1,2}:\d{2}(?::\d{2})?\b"
 )
 _TOKEN = re.compile(r"[a-z0-9]+")
+_ASCII_PARTS = bytes(c if chr(c).isascii() and (chr(c).isdigit() or "a" <= chr(c) <= "z")
+                     else 10 if chr(c) in ".!?;:\n" else 32 for c in range(256))
+"""For ASCII text: `_TOKEN`'s characters kept, `_SEGMENT`'s made line breaks, the rest spaces."""
 _DIGIT_SEP = re.compile(r"\d[-:]\d")
 """A date or a time holds a digit, a dash or colon, a digit: texts without one skip both substitutions."""
 
@@ -102,9 +105,17 @@ def segments(text: str, drop: frozenset[str] = frozenset()) -> tuple[tuple[str, 
     dates, times, stopwords or `drop`; empty segments left out."""
     skip = _skip_set(drop)
     text = text.lower()
-    if _DIGIT_SEP.search(text):  # dates and times need digits beside '-' or ':'
+    if ("-" in text or ":" in text) and _DIGIT_SEP.search(text):  # dates and times need digits beside '-' or ':'
         text = _DATETIME.sub(" ", _DATED_GROUP.sub(" ", text))
     out = []
+    if text.isascii():
+        # The same split at C speed: segment marks become line breaks, every other character but
+        # [a-z0-9] a space; then a segment's tokens are its whitespace-separated words.
+        for part in text.encode("ascii").translate(_ASCII_PARTS).decode("ascii").split("\n"):
+            toks = tuple([t for t in part.split() if t not in skip])
+            if toks:
+                out.append(toks)
+        return tuple(out)
     for part in _SEGMENT.split(text):
         toks = tuple([t for t in _TOKEN.findall(part) if t not in skip])
         if toks:
@@ -187,26 +198,17 @@ class TurnIndex:
         self.size = size
         self.drop = drop
         self.contents = tuple(contents)
-        # Every n-gram up to `size` inside a segment, so a short segment's shingle is found too;
-        # per turn in order of first appearance (n = 1..size per segment), posted once per turn.
-        self.postings: dict[tuple[str, ...], list[int]] = {}
-        get = self.postings.get
-        for pos, content in enumerate(self.contents):
-            for gram in dict.fromkeys(chain.from_iterable(
-                    zip(*(toks[i:] for i in range(n)), strict=False)  # shorter shifted copies end it
-                    for toks in segments(content, drop) for n in range(1, size + 1))):
-                hit = get(gram)
-                if hit is None:
-                    self.postings[gram] = [pos]
-                else:
-                    hit.append(pos)
+        # Every n-gram up to `size` inside a segment, posted once per turn in turn order: built
+        # eagerly for 1-grams, and for longer n-grams on first lookup (`lsrep.postings`): a context's
+        # fragments look up a few thousand n-grams, where the trajectory holds ~100 per turn.
+        self.postings = NgramPostings([segments(content, drop) for content in self.contents], size)
         # Per-turn shingle sets, sentences and words are needed only for the turns a check asks
         # about (evidence, cited turns): built on first use.
         self.turn_grams = _PerTurn(self, 0)
         self.turn_sentences = _PerTurn(self, 1)
         self.turn_tokens = _PerTurn(self, 2)
         self._per_turn: dict[int, tuple] = {}
-        self.firsts = TokenFirsts.from_postings(self.postings)
+        self.firsts = TokenFirsts.from_postings(self.postings.unigram_postings())
         self._analyses: dict[str, TextAnalysis] = {}
         self._answer_texts: dict[str, str] = {}
         self._contexts: dict[tuple[str, ...], tuple[str, list[TextAnalysis], frozenset]] = {}

@@ -141,7 +141,11 @@ class _TrigramTable:
         codes = self.direct[keys]
         unknown = codes == 0
         if unknown.any():
-            for k in set(keys[unknown].tolist()):  # idempotent writes: safe across threads
+            # The distinct new keys, by a mark per key (np.unique would sort, and import numpy.ma
+            # into every adapter host); idempotent writes: safe across threads.
+            seen = np.zeros(len(self.direct), dtype=np.bool_)
+            seen[keys[unknown]] = True
+            for k in np.flatnonzero(seen).tolist():
                 self.direct[k] = 1 + _code(chr(k >> 14) + chr((k >> 7) & 0x7F) + chr(k & 0x7F), self.dim)
             codes = self.direct[keys]
         return codes - 1

@@ -118,6 +118,8 @@ def option_files(options: Any) -> tuple[str, ...]:
                 walk(v)
 
     walk(options)
+    if not found:  # nothing to filter (the usual case): skip finding the harness's packages
+        return ()
     barred = {os.path.realpath(p) for p in protected() if os.path.isfile(p)}
     barred |= {p + suffix for p in list(barred) for suffix in ("-wal", "-shm", "-journal")}
     harness = _package_dirs(HARNESS_ONLY)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import builtins
 import json
 import operator
+import os
 from collections.abc import Sequence
 from datetime import datetime
 from multiprocessing.connection import Connection
@@ -54,6 +55,53 @@ def recv(conn: Connection, timeout: float | None) -> dict[str, Any]:
     except (EOFError, OSError) as exc:
         raise HostDied(f"the adapter host process is gone ({type(exc).__name__})") from None
     return json.loads(data)
+
+
+class FrameReader:
+    """`recv` for a pipe the other side writes many small messages to: reads what is there in one
+    system call and hands out the messages in order (the frames `Connection.send_bytes` writes: a
+    4-byte big-endian length, or -1 and an 8-byte length, then the bytes). Waiting and its timeout
+    are `recv`'s: only when no whole message is buffered does it wait, at most `timeout` seconds
+    for the next bytes. Nothing else may read the connection once a reader serves it."""
+
+    CHUNK = 1 << 20
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+        self.buf = bytearray()
+        self.pos = 0
+
+    def _frame(self) -> bytes | None:
+        buf, pos = self.buf, self.pos
+        if len(buf) - pos < 4:
+            return None
+        size = int.from_bytes(buf[pos:pos + 4], "big", signed=True)
+        start = pos + 4
+        if size == -1:
+            if len(buf) - start < 8:
+                return None
+            size = int.from_bytes(buf[start:start + 8], "big")
+            start += 8
+        if len(buf) - start < size:
+            return None
+        self.pos = start + size
+        return bytes(buf[start:self.pos])
+
+    def recv(self, timeout: float | None) -> dict[str, Any]:
+        while (data := self._frame()) is None:
+            if self.pos:
+                del self.buf[:self.pos]
+                self.pos = 0
+            try:
+                if timeout is not None and not self.conn.poll(timeout):
+                    raise HostTimeout(f"the adapter host sent nothing for {timeout:g} s")
+                chunk = os.read(self.conn.fileno(), self.CHUNK)
+            except OSError as exc:
+                raise HostDied(f"the adapter host process is gone ({type(exc).__name__})") from None
+            if not chunk:
+                raise HostDied("the adapter host process is gone (EOFError)")
+            self.buf += chunk
+        return json.loads(data)
 
 
 def same_items(a: Sequence[Any], b: Sequence[Any]) -> bool:

@@ -81,3 +81,40 @@ def test_index_built_in_background_is_the_same_index():
     direct = TurnIndex.of_turns(turns)
     assert list(built.postings.items()) == list(direct.postings.items())
     assert built.drop == direct.drop == frozenset({"ana", "user"})
+
+
+def test_lazy_ngram_postings_equal_the_eager_build_on_random_texts():
+    """n-gram postings computed on lookup (rarest word's turns, then a substring test on the turn's
+    segments) equal the eager definition for every n-gram said, and are absent for n-grams whose
+    words are said but never next to each other in one segment (across a segment break, reversed)."""
+    import random
+
+    rng = random.Random(18)
+    words = [f"w{i}" for i in range(40)] + ["lisbon", "dune", "river"]
+    seps = [" ", " ", " ", " ", ", ", ". ", "; ", "! ", "\n", " the ", " and "]
+    texts = ["".join(rng.choice(words) + rng.choice(seps) for _ in range(rng.randint(0, 30))) for _ in range(300)]
+    index = TurnIndex(texts, frozenset({"w0"}))
+    postings, *_ = _reference_index(texts, frozenset({"w0"}))
+    assert list(index.postings.items()) == list(postings.items())
+    assert len(index.postings) == len(postings)
+    absent = 0
+    for _ in range(3000):
+        gram = tuple(rng.choice(words) for _ in range(rng.randint(1, 3)))
+        assert index.postings.get(gram, "absent") == postings.get(gram, "absent"), gram
+        absent += gram not in postings
+    assert absent > 100  # the draw exercised grams said nowhere, or not contiguously
+    assert index.postings.get(("w1", "w2", "w3", "w4")) is None  # longer than a shingle: never posted
+
+
+def test_ascii_fast_segments_equal_the_definition_on_random_texts():
+    """`segments` splits ASCII text with a byte translation; random texts over separators, digits,
+    dates, times, whitespace of every kind, punctuation and a non-ASCII letter (the regex path)
+    give the definition's segments."""
+    import random
+
+    rng = random.Random(5)
+    pieces = list("abcxyz019 .!?;:\n\t\r\x0b\x0c-_'\"()[]") + ["é", "2023-05-08", "10:30", "the", "ana", "Ana", "ÄB"]
+    drop = frozenset({"ana"})
+    for _ in range(5000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 60)))
+        assert segments(text, drop) == _reference_segments(text, drop), repr(text)

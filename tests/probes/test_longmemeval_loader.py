@@ -200,3 +200,27 @@ def test_errors_name_the_line_and_non_utf8_is_refused(tmp_path):
         list(iter_json_records(path))
     path.write_bytes('\ufeff[{"a": 1}]'.encode())
     assert [v for _, _, v in iter_json_records(path)] == [{"a": 1}]
+
+
+def test_turns_built_without_revalidation_equal_validated_turns(tmp_path):
+    """The loader builds each turn with `Turn.model_construct` after its own checks: the turns equal
+    `Turn(...)`'s field for field (dump, set fields, equality), and an empty role is still refused
+    as `Turn(...)` refuses it, naming the question."""
+    from lsrep.protocol.models import Turn
+
+    data = generate_longmemeval_file(tmp_path / "g.json", n_questions=6, sessions_per_question=4, seed=2,
+                                     turns_per_session=3, turn_tokens=20)
+    records = json.loads(data.read_text())
+    records[0]["haystack_sessions"][0][0]["content"] = 7  # not a str in the file: str() of it, as before
+    data.write_text(json.dumps(records))
+    for item in iter_longmemeval(data):
+        for turn in item.trajectory:
+            validated = Turn(**turn.model_dump(exclude_unset=True))
+            assert turn == validated and turn.model_fields_set == validated.model_fields_set
+            assert turn.model_dump(mode="json") == validated.model_dump(mode="json")
+            assert type(turn.content) is str and turn.timestamp.utcoffset() is not None
+        item.as_trajectory()  # the trajectory model accepts them
+    records[1]["haystack_sessions"][1][0]["role"] = ""
+    data.write_text(json.dumps(records))
+    with pytest.raises(InputError, match=rf"record 1 \({records[1]['question_id']}\): .*role"):
+        list(iter_longmemeval(data))

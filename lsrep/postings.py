@@ -1,0 +1,80 @@
+"""A turn index's n-gram postings, 1-grams built at once and longer n-grams on first lookup
+(`lsrep.provenance.TurnIndex.postings`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from itertools import chain
+
+
+class NgramPostings(Mapping):
+    """A turn index's n-gram postings: for each n-gram (n <= size) of a segment of some turn, the
+    positions of the turns saying it inside one segment, ascending, each turn once.
+
+    The 1-gram postings are built at once; an n-gram's are computed on first lookup and kept:
+    the turns saying its rarest word, those whose segments hold the n-gram contiguously (each
+    turn's segments are kept as one string, `" w1 w2 "` per segment, segments joined by a line
+    break, so `" a b c "` is found exactly where the three words follow each other inside one
+    segment). Iterating enumerates every n-gram in the order the eager build posted them (turn
+    by turn, per segment n = 1..size) — what the tests compare with the definition.
+    """
+
+    def __init__(self, segs: Sequence[tuple[tuple[str, ...], ...]], size: int) -> None:
+        self.size = size
+        self.unigrams: dict[str, list[int]] = {}
+        get = self.unigrams.get
+        for pos, turn in enumerate(segs):
+            for tok in dict.fromkeys(chain.from_iterable(turn)):
+                hit = get(tok)
+                if hit is None:
+                    self.unigrams[tok] = [pos]
+                else:
+                    hit.append(pos)
+        # Strings only (the token tuples are not kept: an M-sized trajectory has ~5,000 turns).
+        self.texts = ["\n".join([f" {' '.join(seg)} " for seg in turn]) for turn in segs]
+        self._longer: dict[tuple[str, ...], list[int]] = {}
+
+    def get(self, gram, default=None):
+        n = len(gram)
+        if n == 1:
+            hit = self.unigrams.get(gram[0])
+            return default if hit is None else hit
+        if not 1 < n <= self.size:
+            return default
+        hit = self._longer.get(gram)
+        if hit is None:
+            lists = [self.unigrams.get(tok) for tok in gram]
+            if any(x is None for x in lists):
+                hit = []
+            else:
+                needle, texts = f" {' '.join(gram)} ", self.texts
+                hit = [p for p in min(lists, key=len) if needle in texts[p]]
+            if len(self._longer) > 200_000:
+                self._longer.clear()
+            self._longer[gram] = hit
+        return hit if hit else default
+
+    def __getitem__(self, gram):
+        hit = self.get(gram)
+        if hit is None:
+            raise KeyError(gram)
+        return hit
+
+    def _all_grams(self) -> Iterator[tuple[str, ...]]:
+        seen: set[tuple[str, ...]] = set()
+        for text in self.texts:
+            segs = [tuple(seg.split()) for seg in text.split("\n")] if text else []
+            for gram in chain.from_iterable(zip(*(toks[i:] for i in range(n)), strict=False)
+                                            for toks in segs for n in range(1, self.size + 1)):
+                if gram not in seen:
+                    seen.add(gram)
+                    yield gram
+
+    def __iter__(self) -> Iterator[tuple[str, ...]]:
+        return self._all_grams()
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self._all_grams())
+
+    def unigram_postings(self) -> dict[tuple[str], list[int]]:
+        return {(tok,): where for tok, where in self.unigrams.items()}
