@@ -61,6 +61,7 @@ def test_a_history_that_exactly_fills_the_limit_is_returned_without_a_walk():
     m = FullContextMemory(context_limit=8)
     m.lines = CountingLines()
     m.add("t0", "s0", "x" * 16)
+    assert [x.turn_id for x in m.recall().lines] == ["t0"] and m.lines.walks == 0  # 4 < 8: no walk
     m.add("t1", "s0", "x" * 16)  # 4 + 4 tokens == the limit
     recall = m.recall()
     assert [x.turn_id for x in recall.lines] == ["t0", "t1"] and (recall.dropped_turns, recall.dropped_tokens) == (0, 0)
@@ -71,6 +72,11 @@ def test_a_history_that_exactly_fills_the_limit_is_returned_without_a_walk():
     assert m.lines.walks == 1
     m.context_limit = None
     assert len(m.recall().lines) == 3 and m.lines.walks == 1  # no limit: no walk
+    big = FullContextMemory(context_limit=1000)
+    big.lines = CountingLines()
+    big.add("t0", "s0", "x" * 2000)
+    big.add("t1", "s0", "x" * 2000)  # 500 + 500 == 1000, an int outside the small-int cache
+    assert len(big.recall().lines) == 2 and big.lines.walks == 0
 
 
 def test_clear_restarts_the_running_total_at_zero():
@@ -133,3 +139,18 @@ def test_fragments_of_lines_still_held_are_built_once():
     after = adapter.query("q", now=T0).fragments
     assert _ids(adapter.query("q", now=T0)) == ["t0", "t1", "t2"]
     assert after[0] is before[0] and after[1] is before[1]
+
+
+def test_a_restored_equal_memory_is_recalled_afresh_from_its_own_lines():
+    """The reuse is keyed on the memory object, not on an equal one: after `restore` (a deep copy,
+    equal in every field) the recall is made again and its fragments built from the new lines."""
+    adapter = _adapter(limit=None)
+    adapter.ingest(_turn(0, "zero"), now=T0)
+    adapter.ingest(_turn(1, "one"), now=T0)
+    before = adapter.query("q", now=T0).fragments
+    adapter.restore(adapter.snapshot())
+    assert adapter.memory == adapter._last_recall[0] and adapter.memory is not adapter._last_recall[0]
+    recall, fragments, ids = adapter._recall()
+    assert all(a is b for a, b in zip(recall.lines, adapter.memory.lines, strict=True))  # the restored lines
+    assert fragments == before and all(a is not b for a, b in zip(fragments, before, strict=True))
+    assert ids == ("t0", "t1") and adapter._last_recall[0] is adapter.memory
