@@ -154,3 +154,32 @@ def test_a_restored_equal_memory_is_recalled_afresh_from_its_own_lines():
     assert all(a is b for a, b in zip(recall.lines, adapter.memory.lines, strict=True))  # the restored lines
     assert fragments == before and all(a is not b for a, b in zip(fragments, before, strict=True))
     assert ids == ("t0", "t1") and adapter._last_recall[0] is adapter.memory
+
+
+def test_vector_rag_digest_refuses_a_store_whose_turns_and_vectors_disagree():
+    """The vector-RAG adapter, measured in the same session: an embedder that fails mid-ingest
+    leaves a turn stored without its vector; the digest then fails loudly (zip strict) instead of
+    hashing the turns that happen to have one."""
+    import numpy as np
+    import pytest
+    from lsrep.adapters.vector_rag import VectorRagAdapter, VectorRagOptions
+
+    class FailingEmbedder:
+        name = "failing"
+
+        def embed(self, texts):
+            if any("boom" in t for t in texts):
+                raise RuntimeError("embedder down")
+            return np.ones((len(texts), 2))
+
+    adapter = VectorRagAdapter(AdapterSetup(options=VectorRagOptions(), embedder=FailingEmbedder()))
+    adapter.reset(conversation_id="c", now=T0)
+    adapter.ingest(_turn(0, "fine"), now=T0)
+    whole = adapter.state_digest()
+    with pytest.raises(RuntimeError):
+        adapter.ingest(_turn(1, "boom"), now=T0)
+    assert len(adapter.memory.ids) == 2 and len(adapter.memory._rows) == 1
+    with pytest.raises(ValueError):
+        adapter.state_digest()
+    adapter.restore({"ids": ["t0"], "texts": adapter.memory.texts[:1], "rows": adapter.memory._rows[:1]})
+    assert adapter.state_digest() == whole
