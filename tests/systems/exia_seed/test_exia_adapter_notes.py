@@ -122,3 +122,41 @@ def test_e1_repair_refuses_the_subagents_note(tmp_path):
     assert "output" not in {e.stage for e in notes}
     assert [e.reason for e in notes if e.stage == "skipped"] == ["contexte non primaire"]
     assert not adapter.query("What is Tomas allergic to?", now=at(minutes=30)).fragments
+
+
+def _unshared(text: str) -> str:
+    """The same string as a distinct object (as a value parsed from a campaign file is), so an
+    identity test (`is`) cannot stand in for an equality test."""
+    return "".join(list(text))
+
+
+def test_an_assistant_turn_that_asks_to_remember_is_never_noted(tmp_path):
+    # The host model writes notes from what the user asks; an assistant saying "please remember ..."
+    # (advice, or a quoted request) is not a request to the memory. Roles built at run time.
+    adapter, events = make(tmp_path, phase=2, notes=_unshared("on-request"))
+    said = [("user", "Ana", "We're planning Rita's wedding cake."),
+            ("assistant", None, "Please remember that the venue has no oven, so bake the layers at home."),
+            ("user", "Ana", "Good point, thanks.")]
+    for i, (role, speaker, content) in enumerate(said):
+        adapter.ingest(turn(i, _unshared(role), speaker, content), now=at(minutes=i))
+    assert NOTE_REQUEST.search(said[1][2])  # it would be a note request from the user
+    assert [e for e in stages(events, "exia.tool.note") if e.stage == "output"] == []
+    assert [e.stage for e in stages(events, "exia.tool.note")] == []  # notes are on: no idle notice either
+
+
+def test_notes_off_given_in_a_campaign_is_reported_idle(tmp_path):
+    # `notes = "off"` read from a file is a string equal to, not identical with, the default.
+    adapter, events = make(tmp_path, phase=2, notes=_unshared("off"))
+    feed(adapter)
+    notes = stages(events, "exia.tool.note")
+    assert [e.stage for e in notes] == ["skipped"] and "never calls the note tool" in notes[0].reason
+
+
+def test_any_role_but_the_assistant_can_ask_for_a_note(tmp_path):
+    # Roles are free text; only the assistant's own turns are never noted. "admin" sorts before
+    # "assistant", so an ordering test cannot stand in for the inequality.
+    adapter, events = make(tmp_path, phase=2, notes="on-request")
+    adapter.ingest(turn(0, "admin", "Marta", "Please remember that the bakery closes at 6 on Sundays."),
+                   now=at(minutes=0))
+    (note,) = [e for e in stages(events, "exia.tool.note") if e.stage == "output"]
+    assert note.params == {"context": "primary", "source": "tool"}
