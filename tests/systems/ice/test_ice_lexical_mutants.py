@@ -1,0 +1,95 @@
+"""Precise tests of ICE's exact lexical top-k (`LexicalIndex`): small hand-built corpora, each
+answer compared with FTS5's own `ORDER BY bm25(turns_fts), rowid LIMIT k` and each score with
+FTS5's `bm25()` (ties, topic filter, multi-token phrases, k boundaries, absent words), plus the
+work the max-score cut does. Written for the ice-lexical mutation session (docs/mutation.md).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+import pytest
+from lsrep.systems.ice.episodic import EpisodicStore, TurnRecord, content_words
+from lsrep.systems.ice.lexical import LexicalIndex, Tokenizer
+
+T0 = datetime(2024, 1, 1, tzinfo=UTC)
+
+
+def _store(tmp_path, rows: list[tuple[str, str]]) -> EpisodicStore:
+    store = EpisodicStore(tmp_path / "lex.sqlite")
+    for i, (text, topic) in enumerate(rows):
+        rec = TurnRecord(f"t{i:03d}", "c1", "s1", i, T0 + timedelta(minutes=i), "user", text)
+        assert store.add(rec, np.ones(4, dtype=np.float32), topic)
+    return store
+
+
+def _fts_scores(store: EpisodicStore, query: str) -> dict[str, float]:
+    from lsrep.systems.ice.episodic import fts_query
+    sql = ("SELECT t.turn_id, bm25(turns_fts) FROM turns_fts f JOIN turns t ON t.rowid = f.rowid"
+           " WHERE turns_fts MATCH ?")
+    return {r[0]: -r[1] for r in store.conn.execute(sql, (fts_query(query),))}
+
+
+def _check(store: EpisodicStore, query: str, ks, topics=(None,)) -> None:
+    index = store.lexical_index()
+    for topic in topics:
+        for k in ks:
+            want = store.lexical_search_fts(query, k, topic)
+            assert index.search(content_words(query), k, topic) == want, (query, k, topic)
+
+
+CORPUS = [
+    ("apple banana apple", "food"),
+    ("banana split", "food"),
+    ("cherry apple", "garden"),
+    ("apple", "garden"),
+    ("banana banana banana cherry", "food"),
+    ("durian", "garden"),
+    ("apple banana", "food"),
+    ("apple banana", "garden"),
+    ("John's apple was caroline's", "people"),
+    ("john s apple", "people"),
+    ("caroline s john", "people"),
+    ("nothing in common here at all", "food"),
+]
+
+
+@pytest.mark.parametrize("query", ["apple", "banana", "apple banana", "banana apple", "cherry durian",
+                                   "john's", "caroline's apple", "zzzabsent", "zzzabsent apple",
+                                   "apple banana cherry durian john's"])
+def test_top_k_equals_fts5_on_a_small_corpus(tmp_path, query):
+    store = _store(tmp_path, CORPUS)
+    _check(store, query, ks=range(0, len(CORPUS) + 3), topics=(None, "food", "garden", "people", "absent"))
+
+
+def test_scores_equal_fts5_bm25(tmp_path):
+    store = _store(tmp_path, CORPUS)
+    index = store.lexical_index()
+    for query in ["apple", "apple banana", "caroline's apple", "cherry durian john's", "banana"]:
+        want = _fts_scores(store, query)
+        phrases = []
+        n = len(index.ids)
+        for order, word in enumerate(content_words(query)):
+            pos, tf = index._phrase_postings(index.tokenizer.phrase(word))
+            if pos.shape[0]:
+                import math
+                idf = math.log((n - pos.shape[0] + 0.5) / (pos.shape[0] + 0.5))
+                phrases.append((order, idf if idf > 0 else 1e-6, pos, tf))
+        lengths = index._lengths[:n]
+        avgdl = index.total_tokens / n
+        cand = np.array(sorted(index.ids.index(t) for t in want), dtype=np.int64)
+        for sub in (cand, cand[:1], cand[-2:]):
+            got = LexicalIndex._scores(phrases, sub, lengths, avgdl)
+            assert got.tolist() == pytest.approx([want[index.ids[i]] for i in sub], rel=1e-12, abs=1e-15)
+
+
+def test_empty_index_and_k(tmp_path):
+    index = LexicalIndex(Tokenizer())
+    assert index.search(["apple"], 3, None) == []
+    index.add("a", "x", ("appl",))
+    assert index.search(["apple"], 0, None) == []
+    assert index.search(["apple"], -1, None) == []
+    assert index.search(["apple"], 1, None) == ["a"]
+    assert index.search(["apple"], 1, "y") == []
+    assert index.search(["apple"], 1, "") == ["a"]
