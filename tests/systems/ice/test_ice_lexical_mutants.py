@@ -93,3 +93,65 @@ def test_empty_index_and_k(tmp_path):
     assert index.search(["apple"], 1, None) == ["a"]
     assert index.search(["apple"], 1, "y") == []
     assert index.search(["apple"], 1, "") == ["a"]
+
+
+def test_growth_and_phrase_cache_follow_new_turns(tmp_path):
+    """Past the initial 16 slots the lengths, topics and postings grow; cached phrase postings
+    are extended with the turns added after they were first scanned, never rescanned."""
+    store = _store(tmp_path, CORPUS[:3])
+    index = store.lexical_index()
+    _check(store, "john's caroline's", ks=(1, 3, 50))
+    for i in range(40):
+        text = ["John's dog", "john s cat s", "caroline's john's", "dog cat", "cat"][i % 5]
+        rec = TurnRecord(f"u{i:03d}", "c1", "s2", 100 + i, T0 + timedelta(hours=1, minutes=i), "user",
+                         text + " and" + " filler" * (i % 7))
+        assert store.add(rec, np.ones(4, dtype=np.float32), ["pets", "people"][i % 2])
+        if i % 9 == 0:
+            _check(store, "john's caroline's dog", ks=(1, 4, 60), topics=(None, "pets"))
+    assert store.lexical_index() is index
+    assert len(index.ids) == 43 and index._lengths.shape[0] >= 43
+    assert index.total_tokens == sum(len(d) for d in index.docs)
+    assert index._lengths[:43].tolist() == [len(d) for d in index.docs]
+    for q in ("john's", "caroline's", "john's caroline's dog cat", "filler dog", "cat"):
+        _check(store, q, ks=(1, 2, 5, 13, 21, 22, 60), topics=(None, "pets", "people"))
+    scanned, post = index._phrases[("john", "s")]
+    assert scanned == 43
+    pos, tf = post.view()
+    want = [i for i, d in enumerate(index.docs)
+            if any(d[s:s + 2] == ("john", "s") for s in range(len(d) - 1))]
+    assert pos.tolist() == want
+    assert tf.tolist() == [sum(1 for s in range(len(index.docs[p]) - 1) if index.docs[p][s:s + 2] == ("john", "s"))
+                           for p in want]
+    single_pos, single_tf = index._phrase_postings(("cat",))
+    assert single_pos.tolist() == [i for i, d in enumerate(index.docs) if "cat" in d]
+    assert single_tf.tolist() == [index.docs[i].count("cat") for i in single_pos.tolist()]
+    empty_pos, empty_tf = index._phrase_postings(("zzzabsent",))
+    assert empty_pos.shape == (0,) and empty_tf.shape == (0,)
+
+
+def _spy(index: LexicalIndex) -> list[int]:
+    scored: list[int] = []
+    original = index._scores
+
+    def spy(phrases, cand, lengths, avgdl):
+        scored.append(int(cand.shape[0]))
+        return original(phrases, cand, lengths, avgdl)
+
+    index._scores = spy
+    return scored
+
+
+def test_cut_rounds_and_work(tmp_path):
+    """A rare word decides: only its postings are scored; with k above them the next round
+    takes the common word too; a topic filter counts only its own turns."""
+    rows = [("common filler" + (" rareword" if i % 10 == 3 else "") + (" mid" if i % 4 == 0 else ""),
+             "a" if i % 2 else "b") for i in range(60)]
+    store = _store(tmp_path, rows)
+    index = store.lexical_index()
+    scored = _spy(index)
+    for k, topic, want_work in [(3, None, [6]), (6, None, [6]), (7, None, [60]),
+                                (2, "a", [6]), (6, "a", [6]), (7, "a", [30])]:
+        scored.clear()
+        want = store.lexical_search_fts("rareword common", k, topic)
+        assert index.search(["rareword", "common"], k, topic) == want, (k, topic)
+        assert scored == want_work, (k, topic, scored)
