@@ -155,3 +155,45 @@ def test_cut_rounds_and_work(tmp_path):
         want = store.lexical_search_fts("rareword common", k, topic)
         assert index.search(["rareword", "common"], k, topic) == want, (k, topic)
         assert scored == want_work, (k, topic, scored)
+
+
+def test_idf_exactly_zero_is_clipped_to_a_tie_breaker(tmp_path):
+    """A word in exactly half the turns has idf log(1) = 0, which FTS5 (and the index) clip to
+    1e-6: the turn holding both words then ranks above the one holding only the first."""
+    rows = [("yak wren", "t"), ("xeno zulu", "t"), ("yak xeno", "t"), ("zulu wren", "t")]
+    store = _store(tmp_path, rows)
+    want = store.lexical_search_fts("xeno yak", 4)
+    assert want == ["t002", "t000", "t001"]
+    _check(store, "xeno yak", ks=(1, 2, 3, 4))
+    _check(store, "yak xeno", ks=(1, 2, 3, 4))
+
+
+def test_k_zero_and_no_match_do_no_work(tmp_path):
+    store = _store(tmp_path, CORPUS)
+    index = store.lexical_index()
+    scored = _spy(index)
+    assert index.search(["apple"], 0, None) == []
+    assert index.search(["zzzabsent", "qqqnone"], 5, None) == []
+    assert index.search(["apple"], 5, "nosuchtopic") == []
+    assert scored == []
+    assert index.search(["apple"], 5, "food") == store.lexical_search_fts("apple", 5, "food")
+    assert scored == [2]  # the 2 food turns holding "apple": every match in scope, scored once
+
+
+def test_rarest_phrase_is_taken_first(tmp_path):
+    """Three words of different rarity: the cut takes the rarest first, then the next."""
+    rows = []
+    for i in range(80):
+        words = ["filler"] + (["mid"] if i % 4 == 1 else []) + (["rare"] if i % 20 == 1 else []) \
+            + (["often"] if i % 2 else [])
+        rows.append((" ".join(words), "t"))
+    store = _store(tmp_path, rows)
+    index = store.lexical_index()
+    scored = _spy(index)
+    for words, k, work in [(["often", "mid", "rare"], 2, [4]), (["mid", "rare", "often"], 4, [4]),
+                           (["often", "rare", "mid"], 5, [20]), (["rare", "often", "mid"], 21, [40]),
+                           (["mid", "often"], 3, [20])]:
+        scored.clear()
+        want = store.lexical_search_fts(" ".join(words), k)
+        assert index.search(words, k, None) == want, (words, k)
+        assert scored == work, (words, k, scored)
