@@ -197,3 +197,35 @@ def test_rarest_phrase_is_taken_first(tmp_path):
         want = store.lexical_search_fts(" ".join(words), k)
         assert index.search(words, k, None) == want, (words, k)
         assert scored == work, (words, k, scored)
+
+
+class _CountingNumpy:
+    """numpy as `lexical` sees it, recording the size of every `np.zeros` score array."""
+
+    def __init__(self) -> None:
+        self.sizes: list[int] = []
+
+    def __getattr__(self, name):
+        return getattr(np, name)
+
+    def zeros(self, shape, dtype=float):
+        self.sizes.append(int(shape))
+        return np.zeros(shape, dtype=dtype)
+
+
+def test_scores_take_the_whole_array_path_from_a_quarter(tmp_path, monkeypatch):
+    """`_scores` adds over every turn's slot once the candidates are a quarter of the turns or
+    more (one array of all turns), else scores only the candidates: same scores, other work."""
+    import lsrep.systems.ice.lexical as lexical
+    rows = [(" ".join((["wide"] if i < 25 else []) + (["narrow"] if i < 24 else [])
+                      + ["pad"] * (1 + i % 3)), "t") for i in range(100)]
+    store = _store(tmp_path, rows)
+    index = store.lexical_index()
+    counting = _CountingNumpy()
+    monkeypatch.setattr(lexical, "np", counting)
+    for word, size in [("wide", 100), ("narrow", 24)]:
+        counting.sizes.clear()
+        assert index.search([word], 30, None) == store.lexical_search_fts(word, 30)
+        assert counting.sizes == [size], (word, counting.sizes)
+    monkeypatch.undo()
+    assert index.search(["narrow", "wide"], 30, None) == store.lexical_search_fts("narrow wide", 30)
