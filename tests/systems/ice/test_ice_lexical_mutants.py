@@ -229,3 +229,17 @@ def test_scores_take_the_whole_array_path_from_a_quarter(tmp_path, monkeypatch):
         assert counting.sizes == [size], (word, counting.sizes)
     monkeypatch.undo()
     assert index.search(["narrow", "wide"], 30, None) == store.lexical_search_fts("narrow wide", 30)
+
+
+def test_equal_bounds_skip_the_first_round(tmp_path):
+    """Two words as rare as each other: the first word's bound does not exceed the second's,
+    so no cut is tried before both are taken (one scoring of the union)."""
+    rows = [(("aa" if i % 10 == 0 else "bb" if i % 10 == 5 else "cc") + " pad" * (i % 4), "t")
+            for i in range(100)]
+    store = _store(tmp_path, rows)
+    index = store.lexical_index()
+    scored = _spy(index)
+    for k in (1, 3, 10, 25):
+        scored.clear()
+        assert index.search(["aa", "bb"], k, None) == store.lexical_search_fts("aa bb", k)
+        assert scored == [20], (k, scored)
