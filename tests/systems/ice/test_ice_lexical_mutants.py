@@ -243,3 +243,23 @@ def test_equal_bounds_skip_the_first_round(tmp_path):
         scored.clear()
         assert index.search(["aa", "bb"], k, None) == store.lexical_search_fts("aa bb", k)
         assert scored == [20], (k, scored)
+
+
+def test_counts_above_the_small_int_cache(tmp_path):
+    """k and the candidate counts above 256 (Python's cached small ints): the cut still returns
+    after one round, and a topic whose turns are exactly the rare word's is scored once."""
+    rows = []
+    for i in range(1200):
+        a = i % 4 == 0                     # 300 turns, all in topic "x"
+        b = i % 4 == 1 or i % 8 == 2       # 450 turns, none in "x"
+        words = (["alpha"] if a else []) + (["beta"] if b else []) + (["gamma"] if i % 3 else []) \
+            + ["pad"] * (6 + i % 5)
+        rows.append((" ".join(words), "x" if a else "y"))
+    store = _store(tmp_path, rows)
+    index = store.lexical_index()
+    scored = _spy(index)
+    for words, k, topic, work in [("alpha gamma", 257, None, [300]), ("alpha beta", 257, None, [300, 750]),
+                                  ("alpha beta", 300, "x", [300]), ("alpha beta", 299, "x", [300])]:
+        scored.clear()
+        assert index.search(words.split(), k, topic) == store.lexical_search_fts(words, k, topic)
+        assert scored == work, (words, k, topic, scored)
