@@ -218,12 +218,12 @@ def test_scores_take_the_whole_array_path_from_a_quarter(tmp_path, monkeypatch):
     more (one array of all turns), else scores only the candidates: same scores, other work."""
     import lsrep.systems.ice.lexical as lexical
     rows = [(" ".join((["wide"] if i < 25 else []) + (["narrow"] if i < 24 else [])
-                      + ["pad"] * (1 + i % 3)), "t") for i in range(100)]
+                      + (["wider"] if i % 3 == 0 else []) + ["pad"] * (1 + i % 3)), "t") for i in range(100)]
     store = _store(tmp_path, rows)
     index = store.lexical_index()
     counting = _CountingNumpy()
     monkeypatch.setattr(lexical, "np", counting)
-    for word, size in [("wide", 100), ("narrow", 24)]:
+    for word, size in [("wide", 100), ("narrow", 24), ("wider", 100)]:
         counting.sizes.clear()
         assert index.search([word], 30, None) == store.lexical_search_fts(word, 30)
         assert counting.sizes == [size], (word, counting.sizes)
