@@ -263,3 +263,15 @@ def test_counts_above_the_small_int_cache(tmp_path):
         scored.clear()
         assert index.search(words.split(), k, topic) == store.lexical_search_fts(words, k, topic)
         assert scored == work, (words, k, topic, scored)
+
+
+def test_a_query_of_more_than_256_matching_words(tmp_path):
+    """300 words in the same two turns, k = 3: no round can return before the last, the 300th."""
+    words = [f"w{i}x" for i in range(300)]
+    store = _store(tmp_path, [(" ".join(words), "t"), ("pad", "t"), (" ".join(words) + " pad", "t"), ("pad pad", "t")])
+    index = store.lexical_index()
+    scored = _spy(index)
+    want = store.lexical_search_fts(" ".join(words), 3)
+    assert want == ["t000", "t002"]
+    assert index.search(words, 3, None) == want  # fewer matches than k: only the last round scores
+    assert scored == [2]
