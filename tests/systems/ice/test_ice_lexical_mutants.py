@@ -90,6 +90,7 @@ def test_empty_index_and_k(tmp_path):
     index.add("a", "x", ("appl",))
     assert index.search(["apple"], 0, None) == []
     assert index.search(["apple"], -1, None) == []
+    assert index.search(["apple"], -1, None) == []
     assert index.search(["apple"], 1, None) == ["a"]
     assert index.search(["apple"], 1, "y") == []
     assert index.search(["apple"], 1, "") == ["a"]
@@ -173,6 +174,7 @@ def test_k_zero_and_no_match_do_no_work(tmp_path):
     index = store.lexical_index()
     scored = _spy(index)
     assert index.search(["apple"], 0, None) == []
+    assert index.search(["apple"], -1, None) == []
     assert index.search(["zzzabsent", "qqqnone"], 5, None) == []
     assert index.search(["apple"], 5, "nosuchtopic") == []
     assert scored == []
@@ -250,7 +252,7 @@ def test_counts_above_the_small_int_cache(tmp_path):
     after one round, and a topic whose turns are exactly the rare word's is scored once."""
     rows = []
     for i in range(1200):
-        a = i % 4 == 0                     # 300 turns, all in topic "x"
+        a = i % 4 == 3                     # 300 turns, all in topic "x" (the second topic seen)
         b = i % 4 == 1 or i % 8 == 2       # 450 turns, none in "x"
         words = (["alpha"] if a else []) + (["beta"] if b else []) + (["gamma"] if i % 3 else []) \
             + ["pad"] * (6 + i % 5)
