@@ -2,23 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-
 from lsrep.answer.choice import alternatives
-from lsrep.answer.extractive import ExtractiveAnswerer
 from lsrep.answer.polarity import unstated
-from lsrep.contract import Fragment
 from lsrep.judge.normalize import gives
-
-NOW = datetime(2024, 9, 1, 12, 0)
-
-
-def line(stamp: str, who: str, text: str) -> Fragment:
-    return Fragment(text=f"[{stamp}] {who} (user): {text}")
-
-
-def ask(question: str, *fragments: Fragment) -> str:
-    return ExtractiveAnswerer().answer(question, list(fragments), NOW)
+from tests.answer.answer_testkit import ask, line
 
 
 def test_alternatives_of_a_choice_question():

@@ -8,16 +8,7 @@ from lsrep.answer.categories import category_kind, category_span
 from lsrep.answer.extractive import ExtractiveAnswerer
 from lsrep.contract import Fragment
 from lsrep.judge.normalize import gives
-
-NOW = datetime(2024, 9, 1, 12, 0)
-
-
-def line(stamp: str, who: str, text: str) -> Fragment:
-    return Fragment(text=f"[{stamp}] {who} (user): {text}")
-
-
-def ask(question: str, *fragments: Fragment) -> str:
-    return ExtractiveAnswerer().answer(question, list(fragments), NOW)
+from tests.answer.answer_testkit import ask, line
 
 
 def test_an_asking_best_sentence_gives_way_to_the_reply():

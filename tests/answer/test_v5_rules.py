@@ -3,22 +3,11 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-
-from lsrep.answer.extractive import ExtractiveAnswerer, question_type
+from lsrep.answer.extractive import question_type
 from lsrep.answer.lists import asks_for_list
 from lsrep.contract import Fragment
 from lsrep.judge.normalize import gives
-
-NOW = datetime(2024, 9, 1, 12, 0)
-
-
-def line(stamp: str, who: str, text: str) -> Fragment:
-    return Fragment(text=f"[{stamp}] {who} (user): {text}")
-
-
-def ask(question: str, *fragments: Fragment) -> str:
-    return ExtractiveAnswerer().answer(question, list(fragments), NOW)
+from tests.answer.answer_testkit import ask, line
 
 
 def test_plural_place_nouns_ask_for_places():

@@ -3,22 +3,10 @@
 from __future__ import annotations
 
 import re
-from datetime import datetime
 
 from lsrep.answer.elapsed import asks_elapsed
-from lsrep.answer.extractive import ExtractiveAnswerer
-from lsrep.contract import Fragment
 from lsrep.judge.normalize import gives
-
-NOW = datetime(2024, 9, 1, 12, 0)
-
-
-def line(stamp: str, who: str, text: str) -> Fragment:
-    return Fragment(text=f"[{stamp}] {who} (user): {text}")
-
-
-def ask(question: str, *fragments: Fragment) -> str:
-    return ExtractiveAnswerer().answer(question, list(fragments), NOW)
+from tests.answer.answer_testkit import ask, line
 
 
 def test_elapsed_questions_are_told_from_durations_and_ago():
