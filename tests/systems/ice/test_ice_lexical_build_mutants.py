@@ -157,3 +157,28 @@ def test_from_database_reads_every_turn_in_storage_order(tmp_path):
     assert _postings(index) == _postings(want)
     again = LexicalIndex.from_database(store.conn, tok)  # the temp vocab table already exists
     assert again.docs == index.docs
+
+
+def test_phrase_scan_compares_each_window_once_from_the_first_turn():
+    """The first scan starts at turn 0 (which holds the phrase, at its very end), and each
+    scanned turn compares exactly its len - m + 1 windows (slices counted)."""
+    windows: list[int] = []
+
+    class Toks(tuple):
+        def __getitem__(self, key):
+            if isinstance(key, slice):
+                windows.append(key.start)
+            return tuple.__getitem__(self, key)
+
+    index = LexicalIndex(Tokenizer())
+    docs = [("p", "x", "y"), ("x",), ("y", "x", "y", "x", "y"), ("q",), ("x", "y"), ("x", "x")]
+    for i, d in enumerate(docs):
+        index.add(f"d{i}", "t", Toks(d))
+    for phrase in [("x", "y"), ("x", "y", "x"), ("p", "x", "y")]:
+        windows.clear()
+        pos, tf = index._phrase_postings(phrase)
+        assert (pos.tolist(), tf.tolist()) == _phrase_want(docs, phrase), phrase
+        m = len(phrase)
+        want = [s for d in docs if phrase[0] in d for s in range(max(0, len(d) - m + 1))]
+        assert windows == want, (phrase, windows)
+    assert index._phrase_postings(("x", "y"))[0].tolist() == [0, 2, 4]
