@@ -6,6 +6,7 @@ work the max-score cut does. Written for the ice-lexical mutation session (docs/
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
@@ -277,3 +278,88 @@ def test_a_query_of_more_than_256_matching_words(tmp_path):
     assert want == ["t000", "t002"]
     assert index.search(words, 3, None) == want  # fewer matches than k: only the last round scores
     assert scored == [2]
+
+
+def test_cut_margin_holds_a_kth_score_within_1e9_of_rest(tmp_path):
+    """The cut's margin at work: 149 turns (393 tokens), "alpha" twice in one turn of 17 tokens,
+    "beta" alone in 36 turns. That turn's score exceeds "beta"'s bound (`rest`) by 9.39e-10
+    relative: above `rest` and above `rest ** (1 + 1e-9)` (rest = 2.496 < e), not above
+    `rest * (1 + 1e-9)`, so the first round (the one turn) cannot return and the last round
+    scores the union. Found by a search over (turns, tokens, frequency, length)."""
+    rows = [("alpha alpha" + " pad" * 15, "t")] + [("beta", "t")] * 36 \
+        + [("pad pad pad", "t")] * 108 + [("pad pad pad pad", "t")] * 4
+    store = _store(tmp_path, rows)
+    index = store.lexical_index()
+    assert index.total_tokens == 393 and len(index.ids) == 149
+    scored = _spy(index)
+    phrases = [(0, *index._phrase_postings(("alpha",))), (1, *index._phrase_postings(("beta",)))]
+    idf = [math.log((149 - p[1].shape[0] + 0.5) / (p[1].shape[0] + 0.5)) for p in phrases]
+    rest = idf[1] * (1.2 + 1.0)
+    kth = float(LexicalIndex._scores([(0, idf[0], *phrases[0][1:])], np.array([0]),
+                                     index._lengths[:149], 393 / 149)[0])
+    assert rest < rest ** (1 + 1e-9) < kth <= rest * (1 + 1e-9)
+    want = store.lexical_search_fts("alpha beta", 1)
+    assert want == ["t000"]
+    assert index.search(["alpha", "beta"], 1, None) == want
+    assert scored == [1, 37], scored
+
+
+def test_round_margin_holds_a_bound_within_1e9_of_rest(tmp_path):
+    """The round test's margin at work: 98 turns, "aa" in 5, "bb" in 16, "cc" in 22. In
+    rationals (93.5 / 5.5) = (82.5 / 16.5) * (76.5 / 22.5) = 17, so "aa"'s bound equals the sum
+    of the others'; in floats it exceeds it by one ulp, within `rest * (1 + 1e-9)`: the first
+    round is skipped (never scored), the second scores "aa" and "bb"'s 21 turns and returns."""
+    rows = [("aa" if i < 5 else "bb" if i < 21 else "cc" if i < 43 else "pad", "t") for i in range(98)]
+    store = _store(tmp_path, rows)
+    index = store.lexical_index()
+    scored = _spy(index)
+    b = [math.log((98 - n + 0.5) / (n + 0.5)) * (1.2 + 1.0) for n in (5, 16, 22)]
+    rest = math.fsum(b[1:])
+    assert rest < b[0] <= rest * (1 + 1e-9)
+    for k in (1, 5):
+        scored.clear()
+        assert index.search(["aa", "bb", "cc"], k, None) == store.lexical_search_fts("aa bb cc", k)
+        assert scored == [21], (k, scored)
+
+
+def test_topic_scope_counts_only_its_own_turns_when_it_is_the_first_topic(tmp_path):
+    """The filtered topic is the first seen (code 0) and every one of its 10 turns holds the
+    rare word: the first round's candidates are the whole topic, the last round, scored once,
+    although the k-th score (long turns) stays below the other word's bound. Counting turns
+    of later topics as in scope too would score a second round."""
+    rows = [("rare" + " pad" * 29, "a")] * 10 + [("common", "b")] * 30 + [("pad", "b")] * 60
+    store = _store(tmp_path, rows)
+    index = store.lexical_index()
+    scored = _spy(index)
+    for k in (1, 3, 10):
+        scored.clear()
+        assert index.search(["rare", "common"], k, "a") == store.lexical_search_fts("rare common", k, "a")
+        assert scored == [10], (k, scored)
+
+
+def test_round_test_takes_a_bound_less_than_one_above_rest(tmp_path):
+    """"rare" (10 turns, bound 4.73) exceeds "mid"'s bound (15 turns, 3.75) by less than 1 and
+    less than twice: the first round is tried and returns for k = 1 (a rare turn of three
+    "rare" scores above 3.75), scoring only the 10 rare turns."""
+    rows = [("rare rare rare", "t")] * 10 + [("mid", "t")] * 15 + [("pad" + " pad" * 9, "t")] * 75
+    store = _store(tmp_path, rows)
+    index = store.lexical_index()
+    scored = _spy(index)
+    bounds = [math.log((100 - n + 0.5) / (n + 0.5)) * (1.2 + 1.0) for n in (10, 15)]
+    assert bounds[1] * (1 + 1e-9) < bounds[0] < bounds[1] + 1.0
+    assert index.search(["rare", "mid"], 1, None) == store.lexical_search_fts("rare mid", 1) == ["t000"]
+    assert scored == [10], scored
+
+
+def test_equal_clipped_bounds_below_one_skip_the_first_round(tmp_path):
+    """Two words each in more than half the turns: both idfs are clipped to 1e-6, their bounds
+    equal (2.2e-6, below 1, where `rest ** (1 + 1e-9)` would fall below `rest`): the first
+    round is skipped and the last scores the union once."""
+    rows = [(("xa " if i < 6 else "") + ("xb" if i >= 3 else "") + " pad", "t") for i in range(10)]
+    store = _store(tmp_path, rows)
+    index = store.lexical_index()
+    scored = _spy(index)
+    for k in (1, 4):
+        scored.clear()
+        assert index.search(["xa", "xb"], k, None) == store.lexical_search_fts("xa xb", k)
+        assert scored == [10], (k, scored)
