@@ -145,7 +145,10 @@ def test_an_assistant_turn_that_asks_to_remember_is_never_noted(tmp_path):
 
 
 def test_notes_off_given_in_a_campaign_is_reported_idle(tmp_path):
-    # `notes = "off"` read from a file is a string equal to, not identical with, the default.
+    # `notes = "off"` given explicitly, as a string built at run time (as a campaign file's value
+    # is). pydantic hands back the Literal's own string, so this does not tell `is` from `==`
+    # (that mutant is judged equivalent in docs/mutation-equivalents.toml); it pins that an
+    # explicit "off" is reported idle like the default.
     adapter, events = make(tmp_path, phase=2, notes=_unshared("off"))
     feed(adapter)
     notes = stages(events, "exia.tool.note")
