@@ -32,8 +32,15 @@ from .checker import Verdict, check_fact, cited_refs
 from .events import Emitter
 from .files import LockBusy, MemoryPaths, file_lock, read_json, write_json
 from .graph import write_graph, write_index
-from .ingestion import Lot, load_progress, mark_lines_integrated, pending_lots, save_progress
-from .pages import Catalogue, Fact, Page, escape_fact_text, fact_id, load_pages
+from .ingestion import (
+    Lot,
+    load_progress,
+    mark_lines_integrated,
+    pending_lots,
+    read_progress,
+    save_progress,
+)
+from .pages import Catalogue, Fact, Page, PageReader, escape_fact_text, fact_id, load_pages
 from .prompts import DEFAULT_NODE, LABELS, Source, consolidation_messages
 from .registre import Registre, normalise_privacy
 from .settings import Settings
@@ -109,8 +116,10 @@ class Consolidator:
     """One consolidation run per call to `run`."""
 
     def __init__(self, paths: MemoryPaths, settings: Settings, complete: Complete, emit: Emitter,
-                 registre: Registre, fault_hook: FaultHook | None = None) -> None:
+                 registre: Registre, fault_hook: FaultHook | None = None, reader: PageReader | None = None) -> None:
         self.paths = paths
+        self.reader = reader
+        """Parses only the pages that changed since its last read (the same pages as `load_pages`)."""
         self.settings = settings
         self.complete = complete
         self.emit = emit
@@ -142,7 +151,7 @@ class Consolidator:
                   params={"chars": chars, "budget": self.settings.consolidation_budget_chars,
                           "first_lot_overrun": overrun, "notes": len(notes)})
 
-        pages = load_pages(self.paths.fiches)
+        pages = self.reader.load_mutable(self.paths.fiches) if self.reader is not None else load_pages(self.paths.fiches)
         thesaurus = read_json(self.paths.thesaurus, {"vocabulaire": []})
         vocabulary = list(thesaurus["vocabulaire"])
         messages = consolidation_messages(self.settings.language, list(sources.values()),
@@ -161,7 +170,7 @@ class Consolidator:
         self.emit("consolidate.llm", "output", count=len(proposal.facts),
                   params={"parse": proposal.status, "response_sha256": response_hash})
 
-        progress = load_progress(self.paths)
+        progress = read_progress(self.paths)
         lot_id = f"c{progress['consolidations'] + 1:04d}"
         admitted, rejected = self._check(proposal, sources)
         catalogue = Catalogue(pages)
@@ -253,8 +262,9 @@ class Consolidator:
                     refs_by_note.setdefault(ref.removeprefix("registre:"), set()).add(page.slug)
         self.emit("consolidate.alias", "executed", count=len(admitted), ids=created, params={"created": created})
         for page in touched.values():
-            page.rechain()
-            page.write(self.paths.fiches)
+            body = page.body()
+            page.rechain(body)
+            page.write(self.paths.fiches, body)
         params: dict[str, Any] = {"pages": sorted(touched), "duplicates": duplicates}
         if superseded:
             params["superseded"] = superseded

@@ -15,6 +15,7 @@ nested data (every scalar type, unicode, non-string keys, empty containers) and 
 
 from __future__ import annotations
 
+import json
 import json.encoder
 from typing import Any
 
@@ -107,3 +108,47 @@ def _encode(o: Any, level: int) -> str:
 def dumps(data: Any) -> str:
     """`json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True)` (data without cycles)."""
     return _encode(data, 0)
+
+
+class IncrementalDumps:
+    """`dumps(data)` for a dict written again and again (the progress journal at every turn): a
+    top-level value equal to the one written last time (compared with a copy taken then, by `==`,
+    and of the same type) reuses its text; the others are encoded as `dumps` does.
+
+    The one way equal values write differently is scalars of different types inside a container
+    (`1`, `1.0` and `True` are equal): the state files hold strings, integers, None, lists and
+    dicts only. `tests/systems/exia_seed/test_exia_jsonfast.py` compares the text with `json.dumps`
+    along random sequences of changes to such data, made in place and by replacement.
+    """
+
+    def __init__(self) -> None:
+        self._last: dict[str, tuple[Any, str]] = {}
+
+    def dumps(self, data: Any) -> str:
+        if type(data) is not dict or not data or any(type(k) is not str for k in data):
+            self._last = {}
+            return dumps(data)
+        parts: list[str] = []
+        last: dict[str, tuple[Any, str]] = {}
+        for key in sorted(data):
+            value = data[key]
+            hit = self._last.get(key)
+            if hit is None or type(hit[0]) is not type(value) or hit[0] != value:
+                hit = (_copy(value), _encode(value, 1))
+            last[key] = hit
+            parts.append(f"{_escape(key)}: {hit[1]}")
+        self._last = last
+        return "{\n " + ",\n ".join(parts) + "\n}"
+
+    def unchanged(self, data: Any) -> bool:
+        """Whether `data` equals what the last `dumps` wrote (same keys, equal values)."""
+        return (type(data) is dict and data.keys() == self._last.keys()
+                and all(type(v) is type(self._last[k][0]) and v == self._last[k][0] for k, v in data.items()))
+
+
+def _copy(value: Any) -> Any:
+    """A deep copy of JSON-like data (the C codec; a tuple comes back a list, which only makes
+    the next comparison fail and the value be encoded again)."""
+    if isinstance(value, (str, int, float, type(None))):
+        return value
+    return json.loads(json.dumps(value))
