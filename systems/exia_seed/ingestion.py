@@ -220,9 +220,9 @@ class RawWriter:
     def close(self, now: datetime, reason: str) -> Closure | None:
         """Close the open batch, if there is one."""
         with file_lock(self._append_lock, blocking=True):
-            progress = load_progress(self.paths)
-            if progress["lot_ouvert"] is None:
+            if read_progress(self.paths)["lot_ouvert"] is None:
                 return None
+            progress = load_progress(self.paths)
             closure = self._close(progress, reason, now)
             save_progress(self.paths, progress)
             return closure
