@@ -181,7 +181,7 @@ class Consolidator:
         if self.settings.summaries_on_consolidate and self.settings.on("summaries"):
             for page in touched.values():
                 if summarise(page, self.complete, self.settings, self.emit):
-                    page.write(self.paths.fiches)
+                    self._written(page, page.write(self.paths.fiches))
         new_concepts = sorted(used - set(vocabulary))
         if new_concepts:
             write_json(self.paths.thesaurus, {"vocabulaire": sorted(set(vocabulary) | set(new_concepts))})
@@ -264,7 +264,7 @@ class Consolidator:
         for page in touched.values():
             body = page.body()
             page.rechain(body)
-            page.write(self.paths.fiches, body)
+            self._written(page, page.write(self.paths.fiches, body))
         params: dict[str, Any] = {"pages": sorted(touched), "duplicates": duplicates}
         if superseded:
             params["superseded"] = superseded
@@ -273,6 +273,10 @@ class Consolidator:
         if written:
             self.emit("checker", "selected", ids=written, count=len(written))
         return touched, written, refs_by_note, duplicates, used
+
+    def _written(self, page: Page, text: str) -> None:
+        if self.reader is not None:
+            self.reader.learn(self.paths.fiches, page, text)
 
     def _journal(self, lots: list[Lot], notes: list[dict[str, Any]], cited: set[str],
                  rejected: list[tuple[str, str, list[str]]], refs_by_note: dict[str, set[str]],

@@ -208,26 +208,28 @@ class Page:
         return cls.parse(path.stem, path.read_text(encoding="utf-8"))
 
     @classmethod
-    def parse(cls, slug: str, text: str, known: dict[tuple[str, str], Fact] | None = None) -> Page:
-        """A page from its file's text. `known`: facts parsed before, by (section, line); a line
-        found there gives that very object (never changed afterwards: see `PageReader`), and
-        every fact parsed here is added to it."""
+    def parse(cls, slug: str, text: str, known: dict[tuple[str, str], Fact] | None = None,
+              previous: dict[tuple[str, str], Fact] | None = None) -> Page:
+        """A page from its file's text. `previous`: facts parsed before, by (section, line); a line
+        found there gives that very object (never changed afterwards: see `PageReader`). `known`
+        receives every fact of this page by (section, line)."""
         lines = text.splitlines()
         end = lines.index("---", 1)
         front = {k: json.loads(v) for k, _, v in (ln.partition(": ") for ln in lines[1:end])}
         page = cls(slug=slug, **front)
         section = "episodic"
         facts = page.facts
+        reuse = previous.get if previous is not None else {}.get
         for line in lines[end + 1:]:
             if line.startswith("## "):
                 section = line[3:].strip()
             elif line.startswith("- ") and " <!-- " in line:
-                if known is None:
-                    facts.append(Fact.from_line(line, section))
-                    continue
-                fact = known.get((section, line))
+                key = (section, line)
+                fact = reuse(key)
                 if fact is None:
-                    fact = known[(section, line)] = Fact.from_line(line, section)
+                    fact = Fact.from_line(line, section)
+                if known is not None:
+                    known[key] = fact
                 facts.append(fact)
         return page
 
@@ -243,18 +245,20 @@ class PageReader:
     """`load_pages` that parses only what changed since its last read of the same directory.
 
     Each page file is read in full every time (the files are the memory: any writer may have
-    changed them); a file whose text is the one read last time gives the same parsed `Page`, and
-    in a changed file every fact line seen before in the same section gives the same `Fact`
+    changed them); a file whose text is the one this reader last saw gives the same parsed `Page`,
+    and in a changed file every fact line seen before in the same section gives the same `Fact`
     object. These shared objects are read-only: `load` hands them to readers (the recall cache);
     `load_mutable` gives writers (consolidation) pages of their own, whose facts are the shared
     objects except those a writer may change (`Page.supersede` assigns `superseded_by` on facts
-    with a `key`), which are copies. `tests/systems/exia_seed/test_exia_page_model.py` compares
-    both with `load_pages` after random writes.
+    with a `key`), which are copies. A writer that writes a page tells the reader (`learn`) the
+    text it wrote and the page, which the reader keeps as the parse of that text: the same
+    fields, and the facts in file order (by section). `tests/systems/exia_seed/test_exia_page_model.py`
+    compares both with `load_pages` after random writes and along random conversations.
     """
 
     def __init__(self) -> None:
         self._dir: Path | None = None
-        self._pages: dict[str, tuple[str, Page, dict[tuple[str, str], Fact]]] = {}
+        self._pages: dict[str, tuple[str, Page, dict[tuple[str, str], Fact] | None]] = {}
 
     def load(self, fiches: Path) -> dict[str, Page]:
         """Every page, by slug, in slug order (shared: do not change them)."""
@@ -263,15 +267,14 @@ class PageReader:
         if not fiches.exists():
             self._pages = {}
             return {}
-        seen: dict[str, tuple[str, Page, dict[tuple[str, str], Fact]]] = {}
+        seen: dict[str, tuple[str, Page, dict[tuple[str, str], Fact] | None]] = {}
         for path in sorted(fiches.glob("*.md")):
             text = path.read_text(encoding="utf-8")
             entry = self._pages.get(path.stem)
             if entry is None or entry[0] != text:
-                previous = entry[2] if entry is not None else {}
+                previous = _lines(entry) if entry is not None else None
                 known: dict[tuple[str, str], Fact] = {}
-                page = Page.parse(path.stem, text, _Carry(previous, known))
-                entry = (text, page, known)
+                entry = (text, Page.parse(path.stem, text, known, previous), known)
             seen[path.stem] = entry
         self._pages = seen
         return {slug: entry[1] for slug, entry in seen.items()}
@@ -280,29 +283,27 @@ class PageReader:
         """`load`, as pages a writer may change (see the class docstring)."""
         return {slug: _thaw(page) for slug, page in self.load(fiches).items()}
 
-
-class _Carry(dict):
-    """The facts of a page's new version: those of its previous version that are still there,
-    and the new ones (`Page.parse`'s `known`), so the cache holds only the current lines."""
-
-    def __init__(self, previous: dict[tuple[str, str], Fact], known: dict[tuple[str, str], Fact]) -> None:
-        super().__init__()
-        self.previous, self.known = previous, known
-
-    def get(self, key, default=None):  # type: ignore[override]
-        fact = self.known.get(key)
-        if fact is None:
-            fact = self.previous.get(key)
-            if fact is not None:
-                self.known[key] = fact
-        return fact if fact is not None else default
-
-    def __setitem__(self, key, fact) -> None:
-        self.known[key] = fact
+    def learn(self, fiches: Path, page: Page, text: str) -> None:
+        """`page` was just written to `fiches` as `text` (`Page.write`'s return). The reader keeps
+        a copy: the writer may go on changing its page (the facts a writer may change are copied)."""
+        if self._dir != fiches:
+            return
+        self._pages[page.slug] = (text, _thaw(page, facts=[f for group in page.sections().values() for f in group]),
+                                  None)
 
 
-def _thaw(page: Page) -> Page:
-    facts = [replace(f) if f.key is not None and f.superseded_by is None else f for f in page.facts]
+def _lines(entry: tuple[str, Page, dict[tuple[str, str], Fact] | None]) -> dict[tuple[str, str], Fact]:
+    """A page's facts by (section, line); for a learned page, from its facts' lines."""
+    if entry[2] is not None:
+        return entry[2]
+    return {(f.section, f.to_line()): f for f in entry[1].facts}
+
+
+def _thaw(page: Page, *, facts: list[Fact] | None = None) -> Page:
+    """A page of its own (lists copied), with the given facts or the page's; the facts a writer
+    may change (keyed, not superseded: `Page.supersede`) copied."""
+    facts = [replace(f) if f.key is not None and f.superseded_by is None else f
+             for f in (page.facts if facts is None else facts)]
     return Page(slug=page.slug, name=page.name, aliases=list(page.aliases), concepts=list(page.concepts),
                 privacy=page.privacy, summary=page.summary, summary_sources=list(page.summary_sources),
                 summary_of=page.summary_of, keywords=list(page.keywords), hash=page.hash,

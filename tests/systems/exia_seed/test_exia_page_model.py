@@ -188,6 +188,8 @@ def conversation(rng: random.Random, n: int):
             text = f"Remember that {rng.choice(NAMES)} likes the {words[0]} near the {words[1]} on 2026-0{rng.randint(1, 4)}-1{rng.randint(0, 9)}."
         elif roll < 0.25:
             text = f"Next week I will visit the {words[0]} {words[1]} museum with my sister Marie."
+        elif roll < 0.35:  # procedural facts: pages with two sections, whose file order is not append order
+            text = f"From now on always bring the {words[0]} to {rng.choice(NAMES)} before the {words[1]} meeting."
         else:
             text = f"My friend {rng.choice(NAMES)} talked about the {' '.join(words)} today."
         yield i, t, text, f"Noted: {' '.join(rng.sample(WORDS, 3))}."
@@ -217,6 +219,8 @@ def run_twin(tmp_path, seed: int, *, plain: bool):
                                                         "noeud": rng.choice(NAMES)}, now=t)
         elif roll < 0.18:
             out.append(provider.consolidate(t, force=True))
+        if rng.random() < 0.3 and provider.reader is not None:  # what the page model holds is the files
+            assert provider.reader.load(provider.paths.fiches) == load_pages(provider.paths.fiches)
         if rng.random() < 0.3:
             query = f"What about {rng.choice(NAMES)} and the {rng.choice(WORDS)}? Where do I live?"
             out.append(provider.prefetch(query, now=t))
@@ -235,6 +239,7 @@ def test_a_provider_with_the_page_model_writes_and_answers_as_one_reading_every_
     assert fast[0] == plain[0]
     pages = [k for k in fast[2] if "/fiches/" in k]
     assert pages and any(b"superseded_by" in fast[2][k] for k in pages)  # supersessions were exercised
+    assert any(b"## procedural" in fast[2][k] and b"## episodic" in fast[2][k] for k in pages)
 
 
 def test_a_fact_line_read_back_is_the_same_object_only_while_unchanged(tmp_path):
