@@ -31,7 +31,7 @@ from typing import Any
 from .checker import Verdict, check_fact, cited_refs
 from .events import Emitter
 from .files import LockBusy, MemoryPaths, file_lock, read_json, write_json
-from .graph import write_graph, write_index
+from .graph import EdgeBuilder, write_graph, write_index
 from .ingestion import (
     Lot,
     load_progress,
@@ -116,9 +116,12 @@ class Consolidator:
     """One consolidation run per call to `run`."""
 
     def __init__(self, paths: MemoryPaths, settings: Settings, complete: Complete, emit: Emitter,
-                 registre: Registre, fault_hook: FaultHook | None = None, reader: PageReader | None = None) -> None:
+                 registre: Registre, fault_hook: FaultHook | None = None, reader: PageReader | None = None,
+                 edges: EdgeBuilder | None = None) -> None:
         self.paths = paths
         self.reader = reader
+        self.edges = edges
+        """Keeps the graph's edges from one run to the next (the same edges as `build_edges`)."""
         """Parses only the pages that changed since its last read (the same pages as `load_pages`)."""
         self.settings = settings
         self.complete = complete
@@ -188,7 +191,7 @@ class Consolidator:
         cited = {r for _frag, _verdict, refs in admitted for r in refs}
         held = self._journal(lots, notes, cited, rejected, refs_by_note, lot_id)
         write_index(self.paths, catalogue.pages)
-        edges = write_graph(self.paths, catalogue.pages, now)
+        edges = write_graph(self.paths, catalogue.pages, now, self.edges)
         self.emit("consolidate.git", "skipped", reason="pas de dépôt Git dans la réimplémentation")
         self.emit("consolidate", "output" if written else "executed", count=len(written), ids=written)
         return {

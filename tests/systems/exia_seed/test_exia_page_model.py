@@ -16,13 +16,14 @@ from __future__ import annotations
 import copy
 import json
 import random
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
 from lsrep.systems.exia_seed import ExiaSeedProvider, Settings, StageEvent
 from lsrep.systems.exia_seed.cache import Memoire
 from lsrep.systems.exia_seed.files import MemoryPaths
-from lsrep.systems.exia_seed.graph import write_graph
+from lsrep.systems.exia_seed.graph import EdgeBuilder, build_edges, write_graph
 from lsrep.systems.exia_seed.pages import Fact, Page, PageReader, load_pages
 from lsrep.systems.exia_seed.rules import RulesModel
 
@@ -203,7 +204,7 @@ def run_twin(tmp_path, seed: int, *, plain: bool):
     provider = ExiaSeedProvider(settings, complete=RulesModel().complete, on_event=events.append)
     provider.initialize("s1", hermes_home=home, platform="test", agent_context="primary")
     if plain:
-        provider.reader = None
+        provider.reader = provider.edges = None
         provider.cache.reader = None
     out = []
     for i, t, user, agent in conversation(rng, 70):
@@ -258,3 +259,41 @@ def test_a_fact_line_read_back_is_the_same_object_only_while_unchanged(tmp_path)
     mutable = {f.id: f for f in reader.load_mutable(paths.fiches)["p"].facts}
     assert mutable["f1"] is by_id["f1"]
     assert mutable["f2"] is not by_id["f2"] and mutable["f2"] == by_id["f2"]  # keyed: a copy
+
+
+@pytest.mark.parametrize("seed", range(15))
+def test_the_edge_builder_gives_build_edges_after_every_change(seed):
+    rng = random.Random(seed)
+    builder = EdgeBuilder()
+    pages: dict[str, Page] = {}
+    refs = [f"brut:b1:{i}" for i in range(12)]
+    for _ in range(40):
+        for _ in range(rng.randint(1, 4)):
+            roll = rng.random()
+            if roll < 0.08 and pages:
+                del pages[rng.choice(sorted(pages))]
+            elif roll < 0.18 and pages:  # an alias: a page's names change
+                rng.choice(list(pages.values())).aliases.append(rng.choice(WORDS + ["ab", "Rexy"]))
+            elif roll < 0.28 and pages:  # facts gone (a hand edit), or the page read again as new objects
+                page = rng.choice(list(pages.values()))
+                if page.facts and rng.random() < 0.5:
+                    page.facts.pop(rng.randrange(len(page.facts)))
+                else:
+                    page.facts = [replace(f) for f in page.facts]
+            elif roll < 0.33 and pages:  # a fact whose text changed: a new object, or assigned
+                page = rng.choice(list(pages.values()))
+                if page.facts:
+                    i = rng.randrange(len(page.facts))
+                    text = f"{rng.choice(NAMES)} {rng.choice(WORDS)}"
+                    if rng.random() < 0.5:
+                        page.facts[i] = replace(page.facts[i], text=text)
+                    else:
+                        page.facts[i].text = text
+            else:
+                slug = rng.choice([*sorted(pages), f"s{rng.randint(0, 6)}"])
+                page = pages.setdefault(slug, Page(slug=slug, name=rng.choice(NAMES + WORDS).title()))
+                for _ in range(rng.randint(1, 3)):
+                    words = rng.sample(WORDS, 2) + ([rng.choice(NAMES + WORDS)] if rng.random() < 0.5 else [])
+                    page.facts.append(Fact(id=f"f{rng.randint(0, 40)}", text=" ".join(words), section="episodic",
+                                           refs=rng.sample(refs, rng.randint(1, 2))))
+        assert builder.build(pages) == build_edges(pages)
