@@ -140,8 +140,9 @@ class Memoire:
     def nodes_with(self, term: str) -> set[str]:
         """Pages whose name, aliases or facts contain the term."""
         query = _fts_or([term])
-        rows = self.db.execute("SELECT node FROM faits WHERE faits MATCH ?", (query,)).fetchall()
-        rows += self.db.execute("SELECT node FROM noms WHERE noms MATCH ?", (query,)).fetchall()
+        # DISTINCT: the same set, without a row per matching fact crossing into Python.
+        rows = self.db.execute("SELECT DISTINCT node FROM faits WHERE faits MATCH ?", (query,)).fetchall()
+        rows += self.db.execute("SELECT DISTINCT node FROM noms WHERE noms MATCH ?", (query,)).fetchall()
         return {r[0] for r in rows}
 
     def bm25(self, terms: list[str], limit: int) -> list[tuple[str, float]]:
