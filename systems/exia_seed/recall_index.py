@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import heapq
 from bisect import bisect_left, bisect_right, insort
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from itertools import chain
 
 from .pages import Fact
 from .text import term_set
@@ -145,21 +147,35 @@ class _Node:
 
     slug: str
     index: PageIndex
-    matched: dict[str, float]
-    """Fact id → score, for the kept facts sharing a term with the query."""
-    base: float
-    """The score of every kept fact sharing no term with the query."""
+    hits: dict[str, int]
+    """Fact id → how many of the query's terms it has, for the kept facts that have any."""
+    scores: dict[int, float]
+    """Terms matched → score (0: the base score of every kept fact sharing no term)."""
     excluded: set[str]
     """Filtered out today (future, expired) or withheld."""
     count: int
 
     def stream(self, group: str = "all") -> Iterator[tuple[float, str]]:
         """(−score, fact id) of this page's candidates of a group, in the plain rule's order."""
-        matched = sorted((-s, fid) for fid, s in self.matched.items()
-                         if group == "all" or _group(self.index.by_id[fid]) == group)
-        skip_matched, skip_out, neg = self.matched, self.excluded, -self.base
+        skip_matched, skip_out, neg = self.hits, self.excluded, -self.scores[0]
         rest = ((neg, fid) for fid in self.index.ids[group] if fid not in skip_matched and fid not in skip_out)
-        return heapq.merge(matched, rest)
+        return heapq.merge(self._matched(group), rest)
+
+    def _matched(self, group: str) -> Iterator[tuple[float, str]]:
+        hits, scores = self.hits, self.scores
+        if group != "all":
+            by_id = self.index.by_id
+            hits = {fid: k for fid, k in hits.items() if _group(by_id[fid]) == group}
+        counts = sorted(set(hits.values()), reverse=True)
+        if all(scores[a] > scores[b] for a, b in zip(counts, counts[1:], strict=False)):
+            # More terms, strictly higher score: facts by count, then id; each count's facts are
+            # picked and sorted only when the reader gets that far.
+            for k in counts:
+                neg = -scores[k]
+                for fid in sorted([fid for fid, n in hits.items() if n == k]):
+                    yield neg, fid
+        else:  # scores that round together (a tiny activation): one sort by the plain key
+            yield from sorted((-scores[k], fid) for fid, k in hits.items())
 
 
 def _tagged(node: _Node) -> Iterator[tuple[float, str, str]]:
@@ -175,15 +191,14 @@ class IndexPool:
 
     def add(self, slug: str, index: PageIndex, level: float, terms: set[str], excluded: set[str]) -> int:
         """Add an activated page; return how many candidates it brings."""
-        hits: dict[str, int] = {}
-        for term in terms:
-            for fid in index.terms.get(term, ()):
-                hits[fid] = hits.get(fid, 0) + 1
+        hits: dict[str, int] = Counter(chain.from_iterable(index.terms.get(t, ()) for t in terms))
+        for fid in excluded:
+            hits.pop(fid, None)
         n = len(terms)
-        matched = {fid: level * (0.5 + 0.5 * (k / n)) for fid, k in hits.items() if fid not in excluded}
-        base = level * (0.5 + 0.5 * (0 / n if terms else 0.0))
+        # The plain rule's expression: coverage = matched terms / terms (0.0 without terms).
+        scores = {k: level * (0.5 + 0.5 * (k / n if terms else 0.0)) for k in {0, *hits.values()}}
         count = len(index.by_id) - len(excluded)
-        self.nodes.append(_Node(slug, index, matched, base, excluded, count))
+        self.nodes.append(_Node(slug, index, hits, scores, excluded, count))
         return count
 
     @property

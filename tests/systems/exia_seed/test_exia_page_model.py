@@ -297,3 +297,25 @@ def test_the_edge_builder_gives_build_edges_after_every_change(seed):
                     page.facts.append(Fact(id=f"f{rng.randint(0, 40)}", text=" ".join(words), section="episodic",
                                            refs=rng.sample(refs, rng.randint(1, 2))))
         assert builder.build(pages) == build_edges(pages)
+
+
+def plain_sections(page: Page) -> dict[str, list[Fact]]:
+    """The rule before `compress`: one pass appending to each section's list."""
+    from lsrep.systems.exia_seed.pages import SECTION_ORDER
+    grouped: dict[str, list[Fact]] = {}
+    for fact in page.facts:
+        grouped.setdefault(fact.section, []).append(fact)
+    order = [s for s in SECTION_ORDER if s in grouped] + sorted(set(grouped) - set(SECTION_ORDER))
+    return {s: grouped[s] for s in order}
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_sections_group_as_one_pass_did(seed):
+    rng = random.Random(seed)
+    sections = ["episodic", "semantic", "procedural", "etat_agent", "zeta", "alpha", ""]
+    page = Page(slug="p", name="P", facts=[Fact(id=f"f{i}", text="t", section=rng.choice(sections[:rng.randint(1, 7)]),
+                                                refs=[]) for i in range(rng.randint(0, 40))])
+    got = page.sections()
+    assert got == plain_sections(page)
+    assert [list(map(id, v)) for v in got.values()] == [list(map(id, v)) for v in plain_sections(page).values()]
+    assert list(got) == list(plain_sections(page))

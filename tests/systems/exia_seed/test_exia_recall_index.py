@@ -151,3 +151,21 @@ def test_a_derived_page_index_is_the_index_built_afresh(seed):
         assert index_state(derived) == index_state(PageIndex(current))
         assert index_state(index) == before  # the index derived from is left as it was
         index, before = derived, index_state(derived)
+
+
+@pytest.mark.parametrize("level", [5e-324, 1e-323, 0.3])
+def test_scores_that_round_together_keep_the_plain_order(level):
+    """At a subnormal activation, one and two matched terms can give the same score (and the base
+    score can equal them): the index then sorts by the plain key instead of by count."""
+    from lsrep.systems.exia_seed.recall_index import IndexPool
+    rng = random.Random(3)
+    facts = [Fact(id=f"f{i:02d}", text=" ".join(rng.sample(["alpha", "beta", "gamma", "delta"], rng.randint(1, 3))),
+                  section=rng.choice(["episodic", "procedural"]), refs=[]) for i in range(30)]
+    rng.shuffle(facts)
+    terms = {"alpha", "beta", "omega"}
+    pool = IndexPool()
+    pool.add("p", PageIndex(facts), level, terms, set())
+    plain = sorted((-(level * (0.5 + 0.5 * (len(terms & set(f.text.split())) / len(terms)))), f.id) for f in facts)
+    assert [(neg, fid) for neg, fid, _slug in pool.ordered()] == plain
+    procedural = {f.id for f in facts if f.section == "procedural"}
+    assert pool.top("p", 40) == [c for c in plain if c[1] in procedural] + [c for c in plain if c[1] not in procedural]
