@@ -89,10 +89,10 @@ class Memoire:
                 continue
             old_facts = old.facts if old is not None else []
             new_facts = new.facts if new is not None else []
-            kept = {id(f) for f in new_facts}
-            gone = [f for f in old_facts if id(f) not in kept]
-            kept = {id(f) for f in old_facts}
-            came = [f for f in new_facts if id(f) not in kept]
+            old_ids, new_ids = set(map(id, old_facts)), set(map(id, new_facts))  # in C
+            out, came_in = old_ids - new_ids, new_ids - old_ids
+            gone = [f for f in old_facts if id(f) in out] if out else []
+            came = [f for f in new_facts if id(f) in came_in] if came_in else []
             removed += [(slug, f) for f in gone]
             added += [(slug, f) for f in came]
             if new is not None:

@@ -15,7 +15,7 @@ import re
 from datetime import UTC, datetime
 
 from .files import MemoryPaths, read_json, write_json
-from .pages import Fact, Page
+from .pages import Fact, Page, fact_edits
 from .text import fold
 
 
@@ -48,7 +48,7 @@ class EdgeBuilder:
 
     It holds each fact's contribution (the other pages it names, the source lines it cites) by
     page and fact object, and the proofs as counts. A call compares the pages' facts with the
-    ones it holds (by object, text and refs: a fact is never changed in place, see `Fact`):
+    ones it holds (by object; and by text and refs when any fact field was assigned since):
     contributions of facts gone are taken away, new facts are matched against every page's names
     and paired with the other holders of their sources; a page whose names changed is matched
     against every fact again. Only the pairs whose proofs changed are sorted again.
@@ -64,6 +64,9 @@ class EdgeBuilder:
         self._proofs: dict[tuple[str, str], dict[str, int]] = {}
         self._holders: dict[str, dict[tuple[str, str], int]] = {}
         self._sorted: dict[tuple[str, str], list[str]] = {}
+        self._ids: dict[str, set[int]] = {}
+        """Per page, the ids of the fact objects counted."""
+        self._edits = fact_edits()
 
     def build(self, pages: dict[str, Page]) -> list[dict]:
         names = {slug: tuple(fold(n) for n in page.names() if len(fold(n)) >= 3) for slug, page in pages.items()}
@@ -74,15 +77,32 @@ class EdgeBuilder:
             if slug in names:
                 self._names[slug] = names[slug]
                 self._patterns[slug] = [re.compile(rf"\b{re.escape(n)}\b") for n in names[slug]]
-        current: dict[tuple[str, int], Fact] = {}
-        for slug, page in pages.items():
-            for fact in page.facts:
-                current[(slug, id(fact))] = fact
+        # Facts in and out, page by page, by object (set differences over ids, in C); a fact
+        # whose text or refs were assigned since it was counted is out and in again.
         held = self._facts
-        gone = [k for k, (fact, text, refs, _m) in held.items()
-                if current.get(k) is not fact or fact.text is not text or fact.refs is not refs]
-        for key in gone:
-            self._remove(key)
+        added: list[tuple[tuple[str, int], Fact]] = []
+        gone: list[tuple[str, int]] = []
+        for slug in self._ids.keys() - pages.keys():
+            gone += [(slug, i) for i in self._ids.pop(slug)]
+        for slug, page in pages.items():
+            ids = set(map(id, page.facts))
+            before = self._ids.get(slug, set())
+            if ids != before:
+                gone += [(slug, i) for i in before - ids]
+                new = ids - before
+                added += [((slug, id(f)), f) for f in page.facts if id(f) in new]
+                self._ids[slug] = ids
+        edits = fact_edits()
+        if edits != self._edits:
+            self._edits = edits
+            for key, (fact, text, refs, _m) in held.items():
+                if fact.text is not text or fact.refs is not refs:
+                    gone.append(key)
+                    if key[1] in self._ids.get(key[0], ()):  # still on its page
+                        added.append((key, fact))
+        for key in dict.fromkeys(gone):
+            if key in held:
+                self._remove(key)
         if renamed:
             for (slug, _i), (fact, _t, _r, mentions) in held.items():
                 text = fold(fact.text)
@@ -95,7 +115,7 @@ class EdgeBuilder:
                             mentions.add(other)
                         else:
                             mentions.discard(other)
-        for key, fact in current.items():
+        for key, fact in added:
             if key not in held:
                 self._add(key, fact)
         for pair in [p for p, ids in self._proofs.items() if not ids]:

@@ -119,9 +119,9 @@ class IncrementalDumps:
     position, dict key) with the copies of its items, so a batch appended to the closed batches,
     or one batch's lines marked integrated, encodes that item only.
 
-    The one way equal values write differently is scalars of different types inside a container
-    (`1`, `1.0` and `True` are equal): the state files hold strings, integers, None, lists and
-    dicts only. `tests/systems/exia_seed/test_exia_progress_journal.py` compares the text with
+    The one way equal values write differently is equal scalars inside a container (`1`, `1.0`
+    and `True`; `0.0` and `-0.0`): the state files hold strings, integers, None, lists and dicts
+    only. `tests/systems/exia_seed/test_exia_progress_journal.py` compares the text with
     `json.dumps` along random sequences of changes, made in place and by replacement.
     """
 
@@ -173,8 +173,12 @@ def _entry(value: Any, old: tuple[Any, str, Any] | None) -> tuple[Any, str, Any]
 
 
 def _copy(value: Any) -> Any:
-    """A deep copy of JSON-like data (the C codec; a tuple comes back a list, which only makes
-    the next comparison fail and the value be encoded again)."""
-    if isinstance(value, (str, int, float, type(None))):
-        return value
-    return json.loads(json.dumps(value))
+    """A copy of JSON-like data: containers copied, their (immutable) strings and numbers shared,
+    so comparing the copy with the data meets the same objects and stops at identity. A tuple
+    comes back a list, which only makes the next comparison fail and the value be encoded again;
+    other types are not JSON (encoding them raises)."""
+    if isinstance(value, dict):
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_copy(v) for v in value]
+    return value

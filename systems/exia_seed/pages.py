@@ -60,8 +60,11 @@ class Fact:
     """The later fact that states another value of `key` on this page (this one is history)."""
 
     def __setattr__(self, name: str, value: object) -> None:
-        # Any assignment drops the cached line (`to_line`) and dedupe key (`dedupe_key`).
+        # Any assignment drops the cached line (`to_line`) and dedupe key (`dedupe_key`); an
+        # assignment to a field already set (not the constructor's) is counted (`fact_edits`).
         d = self.__dict__
+        if name in d:
+            _EDITS[0] += 1
         d[name] = value
         d.pop("_line", None)
         d.pop("_dk", None)
@@ -105,6 +108,13 @@ class Fact:
 
 
 _section_of = attrgetter("section")
+_EDITS = [0]
+
+
+def fact_edits() -> int:
+    """How many times a field of an existing `Fact` was assigned, in this process: while it
+    stands, no fact changed in place (`graph.EdgeBuilder` checks facts' texts only when it moved)."""
+    return _EDITS[0]
 
 
 def fact_id(node: str, text: str, refs: list[str]) -> str:
@@ -289,16 +299,28 @@ class PageReader:
         return {slug: entry[1] for slug, entry in seen.items()}
 
     def load_mutable(self, fiches: Path) -> dict[str, Page]:
-        """`load`, as pages a writer may change (see the class docstring)."""
-        return {slug: _thaw(page) for slug, page in self.load(fiches).items()}
+        """`load`, as pages a writer may change (see the class docstring); a page's dedupe keys,
+        when the shared page has them, are copied rather than computed again."""
+        out = {}
+        for slug, page in self.load(fiches).items():
+            mine = out[slug] = _thaw(page)
+            keys = page.__dict__.get("_keys")
+            if keys is None or keys[0] is not page.facts or keys[1] != len(page.facts):
+                keys = page.__dict__["_keys"] = (page.facts, len(page.facts), {f.dedupe_key() for f in page.facts})
+            mine.__dict__["_keys"] = (mine.facts, len(mine.facts), set(keys[2]))
+        return out
 
     def learn(self, fiches: Path, page: Page, text: str) -> None:
         """`page` was just written to `fiches` as `text` (`Page.write`'s return). The reader keeps
         a copy: the writer may go on changing its page (the facts a writer may change are copied)."""
         if self._dir != fiches:
             return
-        self._pages[page.slug] = (text, _thaw(page, facts=[f for group in page.sections().values() for f in group]),
-                                  None)
+        copy = _thaw(page, facts=[f for group in page.sections().values() for f in group])
+        keys = page.__dict__.get("_keys")
+        if keys is not None and keys[0] is page.facts and keys[1] == len(page.facts):
+            # The same facts in another order: the same dedupe keys (a copy: the writer's set moves on).
+            copy.__dict__["_keys"] = (copy.facts, len(copy.facts), set(keys[2]))
+        self._pages[page.slug] = (text, copy, None)
 
 
 def _lines(entry: tuple[str, Page, dict[tuple[str, str], Fact] | None]) -> dict[tuple[str, str], Fact]:
