@@ -4,6 +4,14 @@ Automatic recall, search and read share one `RecallCache`. It rebuilds only when
 `graphe/aretes.json`'s modification time changes (SEED): a page-only change, such as a summary
 refresh, leaves it stale (E-10). `fix.cache_key_pages` adds the pages' bytes to the key;
 switching the `recall.cache` mechanism off rebuilds on every use.
+
+A rebuild starts from the previous `Memoire` when there is one (`previous=`): pages whose parsed
+object is the same (`PageReader` returns the same object for an unchanged file) keep their
+facts, index rows and recall index; a changed page's facts are compared by object (the reader
+shares unchanged lines' facts), and only removed and added facts leave or enter the FTS5 table
+and the recall index. The new `Memoire` takes the previous one's FTS5 connection; the previous
+one, should it be used again (a host restoring a snapshot hands it back), rebuilds its own from
+its pages. `tests/systems/exia_seed/test_exia_page_model.py` compares derived and fresh ones.
 """
 
 from __future__ import annotations
@@ -15,7 +23,8 @@ import sqlite3
 from .events import Emitter
 from .files import MemoryPaths
 from .graph import load_edges
-from .pages import Fact, Page, load_pages
+from .pages import Fact, Page, PageReader, load_pages
+from .recall_index import PageIndex
 from .settings import Settings
 from .text import fold
 
@@ -23,11 +32,18 @@ from .text import fold
 class Memoire:
     """A read-only view of the memory, built once per cache key."""
 
-    def __init__(self, paths: MemoryPaths) -> None:
-        self.pages: dict[str, Page] = load_pages(paths.fiches)
-        self.facts: dict[str, tuple[str, Fact]] = {
-            f.id: (slug, f) for slug, page in self.pages.items() for f in page.facts
-        }
+    def __init__(self, paths: MemoryPaths, reader: PageReader | None = None, previous: Memoire | None = None) -> None:
+        self.pages: dict[str, Page] = reader.load(paths.fiches) if reader is not None else load_pages(paths.fiches)
+        self._index: dict[str, PageIndex] = {}
+        self._rowid: dict[str, int] = {}
+        self._db: sqlite3.Connection | None = None
+        if previous is None or previous._db is None or not previous.unique_ids or not self._derive(previous):
+            self.facts: dict[str, tuple[str, Fact]] = {
+                f.id: (slug, f) for slug, page in self.pages.items() for f in page.facts
+            }
+        self.total = sum(len(p.facts) for p in self.pages.values())
+        self.unique_ids = len(self.facts) == self.total
+        """No fact id on two lines: what `select`'s index and the derivation above rely on."""
         self.names: dict[str, str] = {}
         for slug, page in self.pages.items():
             for name in page.names():
@@ -40,20 +56,93 @@ class Memoire:
             weight = len(proofs) / heaviest
             self.neighbours[a][b] = weight
             self.neighbours[b][a] = weight
-        self.db = sqlite3.connect(":memory:", check_same_thread=False)
-        tokenizer = "tokenize='unicode61 remove_diacritics 2'"
-        self.db.execute(f"CREATE VIRTUAL TABLE faits USING fts5(fid UNINDEXED, node UNINDEXED, texte, {tokenizer})")
-        self.db.execute(f"CREATE VIRTUAL TABLE noms USING fts5(node UNINDEXED, libelles, {tokenizer})")
-        self.db.executemany("INSERT INTO faits VALUES (?, ?, ?)",
-                            [(fid, slug, f.text) for fid, (slug, f) in self.facts.items()])
-        self.db.executemany("INSERT INTO noms VALUES (?, ?)",
-                            [(slug, " ; ".join(p.names())) for slug, p in self.pages.items()])
+        if self._db is not None:
+            self._db.execute("DELETE FROM noms")
+            self._db.executemany("INSERT INTO noms VALUES (?, ?)",
+                                 [(slug, " ; ".join(p.names())) for slug, p in self.pages.items()])
+
+    @property
+    def db(self) -> sqlite3.Connection:
+        """The FTS5 tables of the facts and of the page names (built on first use)."""
+        if self._db is None:
+            self._db = sqlite3.connect(":memory:", check_same_thread=False)
+            tokenizer = "tokenize='unicode61 remove_diacritics 2'"
+            self._db.execute(f"CREATE VIRTUAL TABLE faits USING fts5(fid UNINDEXED, node UNINDEXED, texte, {tokenizer})")
+            self._db.execute(f"CREATE VIRTUAL TABLE noms USING fts5(node UNINDEXED, libelles, {tokenizer})")
+            self._rowid = {fid: n for n, fid in enumerate(self.facts, start=1)}
+            self._db.executemany("INSERT INTO faits (rowid, fid, node, texte) VALUES (?, ?, ?, ?)",
+                                 [(n, fid, self.facts[fid][0], self.facts[fid][1].text)
+                                  for fid, n in self._rowid.items()])
+            self._db.executemany("INSERT INTO noms VALUES (?, ?)",
+                                 [(slug, " ; ".join(p.names())) for slug, p in self.pages.items()])
+        return self._db
+
+    def _derive(self, previous: Memoire) -> bool:
+        """Take the previous memory's facts, FTS5 rows and indexes, changing what the pages changed.
+        False (nothing taken) when a fact id would be on two lines."""
+        removed: list[tuple[str, Fact]] = []
+        added: list[tuple[str, Fact]] = []
+        changed: dict[str, tuple[list[Fact], list[Fact]]] = {}
+        for slug in previous.pages.keys() | self.pages.keys():
+            old, new = previous.pages.get(slug), self.pages.get(slug)
+            if old is new:
+                continue
+            old_facts = old.facts if old is not None else []
+            new_facts = new.facts if new is not None else []
+            old_ids, new_ids = set(map(id, old_facts)), set(map(id, new_facts))  # in C
+            out, came_in = old_ids - new_ids, new_ids - old_ids
+            gone = [f for f in old_facts if id(f) in out] if out else []
+            came = [f for f in new_facts if id(f) in came_in] if came_in else []
+            removed += [(slug, f) for f in gone]
+            added += [(slug, f) for f in came]
+            if new is not None:
+                changed[slug] = (gone, came)
+        facts = dict(previous.facts)
+        for _slug, fact in removed:
+            del facts[fact.id]
+        for slug, fact in added:
+            if fact.id in facts:
+                return False
+            facts[fact.id] = (slug, fact)
+        self.facts = facts
+        db, rowid = previous._db, dict(previous._rowid)
+        next_row = max(rowid.values(), default=0) + 1
+        before = {fact.id: (slug, fact.text) for slug, fact in removed}
+        stale = [fid for fid in before if facts.get(fid, (None, None))[0] is None
+                 or (facts[fid][0], facts[fid][1].text) != before[fid]]
+        db.executemany("DELETE FROM faits WHERE rowid = ?", [(rowid.pop(fid),) for fid in stale])
+        rows = []
+        for slug, fact in added:
+            if fact.id not in rowid:
+                rowid[fact.id] = next_row
+                rows.append((next_row, fact.id, slug, fact.text))
+                next_row += 1
+        db.executemany("INSERT INTO faits (rowid, fid, node, texte) VALUES (?, ?, ?, ?)", rows)
+        previous._db, previous._rowid = None, {}
+        self._db, self._rowid = db, rowid
+        for slug in self.pages:
+            index = previous._index.get(slug)
+            if index is None:
+                continue
+            if slug not in changed:
+                self._index[slug] = index
+            else:
+                self._index[slug] = index.derive(*changed[slug])
+        return True
+
+    def index(self, slug: str) -> PageIndex:
+        """The recall index of a page (built on first use)."""
+        index = self._index.get(slug)
+        if index is None:
+            index = self._index[slug] = PageIndex(self.pages[slug].facts)
+        return index
 
     def nodes_with(self, term: str) -> set[str]:
         """Pages whose name, aliases or facts contain the term."""
         query = _fts_or([term])
-        rows = self.db.execute("SELECT node FROM faits WHERE faits MATCH ?", (query,)).fetchall()
-        rows += self.db.execute("SELECT node FROM noms WHERE noms MATCH ?", (query,)).fetchall()
+        # DISTINCT: the same set, without a row per matching fact crossing into Python.
+        rows = self.db.execute("SELECT DISTINCT node FROM faits WHERE faits MATCH ?", (query,)).fetchall()
+        rows += self.db.execute("SELECT DISTINCT node FROM noms WHERE noms MATCH ?", (query,)).fetchall()
         return {r[0] for r in rows}
 
     def bm25(self, terms: list[str], limit: int) -> list[tuple[str, float]]:
@@ -87,10 +176,13 @@ def _fts_or(terms: list[str]) -> str:
 class RecallCache:
     """Holds one `Memoire` and decides when to rebuild it."""
 
-    def __init__(self, paths: MemoryPaths, settings: Settings, emit: Emitter) -> None:
+    def __init__(self, paths: MemoryPaths, settings: Settings, emit: Emitter,
+                 reader: PageReader | None = None) -> None:
         self.paths = paths
         self.settings = settings
         self.emit = emit
+        self.reader = reader
+        """Parses only changed pages, and lets a rebuild start from the previous `Memoire`."""
         self.memoire: Memoire | None = None
         self.key: tuple | None = None
 
@@ -109,7 +201,8 @@ class RecallCache:
         if self.memoire is not None and key == self.key and self.settings.on("recall.cache"):
             self.emit("recall.cache", "executed", reason="reused")
         else:
-            self.memoire, self.key = Memoire(self.paths), key
+            previous = self.memoire if self.reader is not None else None
+            self.memoire, self.key = Memoire(self.paths, self.reader, previous), key
             self.emit("recall.cache", "executed", reason="rebuilt", count=len(self.memoire.facts))
         return self.memoire
 

@@ -31,9 +31,16 @@ from typing import Any
 from .checker import Verdict, check_fact, cited_refs
 from .events import Emitter
 from .files import LockBusy, MemoryPaths, file_lock, read_json, write_json
-from .graph import write_graph, write_index
-from .ingestion import Lot, load_progress, mark_lines_integrated, pending_lots, save_progress
-from .pages import Catalogue, Fact, Page, escape_fact_text, fact_id, load_pages
+from .graph import EdgeBuilder, write_graph, write_index
+from .ingestion import (
+    Lot,
+    load_progress,
+    mark_lines_integrated,
+    pending_lots,
+    read_progress,
+    save_progress,
+)
+from .pages import Catalogue, Fact, Page, PageReader, escape_fact_text, fact_id, load_pages
 from .prompts import DEFAULT_NODE, LABELS, Source, consolidation_messages
 from .registre import Registre, normalise_privacy
 from .settings import Settings
@@ -109,8 +116,13 @@ class Consolidator:
     """One consolidation run per call to `run`."""
 
     def __init__(self, paths: MemoryPaths, settings: Settings, complete: Complete, emit: Emitter,
-                 registre: Registre, fault_hook: FaultHook | None = None) -> None:
+                 registre: Registre, fault_hook: FaultHook | None = None, reader: PageReader | None = None,
+                 edges: EdgeBuilder | None = None) -> None:
         self.paths = paths
+        self.reader = reader
+        self.edges = edges
+        """Keeps the graph's edges from one run to the next (the same edges as `build_edges`)."""
+        """Parses only the pages that changed since its last read (the same pages as `load_pages`)."""
         self.settings = settings
         self.complete = complete
         self.emit = emit
@@ -142,7 +154,7 @@ class Consolidator:
                   params={"chars": chars, "budget": self.settings.consolidation_budget_chars,
                           "first_lot_overrun": overrun, "notes": len(notes)})
 
-        pages = load_pages(self.paths.fiches)
+        pages = self.reader.load_mutable(self.paths.fiches) if self.reader is not None else load_pages(self.paths.fiches)
         thesaurus = read_json(self.paths.thesaurus, {"vocabulaire": []})
         vocabulary = list(thesaurus["vocabulaire"])
         messages = consolidation_messages(self.settings.language, list(sources.values()),
@@ -161,7 +173,7 @@ class Consolidator:
         self.emit("consolidate.llm", "output", count=len(proposal.facts),
                   params={"parse": proposal.status, "response_sha256": response_hash})
 
-        progress = load_progress(self.paths)
+        progress = read_progress(self.paths)
         lot_id = f"c{progress['consolidations'] + 1:04d}"
         admitted, rejected = self._check(proposal, sources)
         catalogue = Catalogue(pages)
@@ -172,14 +184,14 @@ class Consolidator:
         if self.settings.summaries_on_consolidate and self.settings.on("summaries"):
             for page in touched.values():
                 if summarise(page, self.complete, self.settings, self.emit):
-                    page.write(self.paths.fiches)
+                    self._written(page, page.write(self.paths.fiches))
         new_concepts = sorted(used - set(vocabulary))
         if new_concepts:
             write_json(self.paths.thesaurus, {"vocabulaire": sorted(set(vocabulary) | set(new_concepts))})
         cited = {r for _frag, _verdict, refs in admitted for r in refs}
         held = self._journal(lots, notes, cited, rejected, refs_by_note, lot_id)
         write_index(self.paths, catalogue.pages)
-        edges = write_graph(self.paths, catalogue.pages, now)
+        edges = write_graph(self.paths, catalogue.pages, now, self.edges)
         self.emit("consolidate.git", "skipped", reason="pas de dépôt Git dans la réimplémentation")
         self.emit("consolidate", "output" if written else "executed", count=len(written), ids=written)
         return {
@@ -253,8 +265,9 @@ class Consolidator:
                     refs_by_note.setdefault(ref.removeprefix("registre:"), set()).add(page.slug)
         self.emit("consolidate.alias", "executed", count=len(admitted), ids=created, params={"created": created})
         for page in touched.values():
-            page.rechain()
-            page.write(self.paths.fiches)
+            body = page.body()
+            page.rechain(body)
+            self._written(page, page.write(self.paths.fiches, body))
         params: dict[str, Any] = {"pages": sorted(touched), "duplicates": duplicates}
         if superseded:
             params["superseded"] = superseded
@@ -263,6 +276,10 @@ class Consolidator:
         if written:
             self.emit("checker", "selected", ids=written, count=len(written))
         return touched, written, refs_by_note, duplicates, used
+
+    def _written(self, page: Page, text: str) -> None:
+        if self.reader is not None:
+            self.reader.learn(self.paths.fiches, page, text)
 
     def _journal(self, lots: list[Lot], notes: list[dict[str, Any]], cited: set[str],
                  rejected: list[tuple[str, str, list[str]]], refs_by_note: dict[str, set[str]],

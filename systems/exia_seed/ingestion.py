@@ -9,14 +9,18 @@ rewritten: withdrawals go to `etat/retraits.jsonl`.
 from __future__ import annotations
 
 import hashlib
+import json
+import os
 import re
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from . import jsonfast
 from .events import Emitter
-from .files import MemoryPaths, append_jsonl, file_lock, read_json, read_jsonl, write_json
+from .files import MemoryPaths, append_jsonl, file_lock, read_jsonl
 from .prompts import Source
 from .settings import Settings
 
@@ -102,15 +106,81 @@ class Lot:
         return sum(len(s.text) + 1 for s in self.sources)
 
 
+def _empty_progress() -> dict[str, Any]:
+    return {"lot_ouvert": None, "lots_fermes": [], "compteur_jour": {}, "integres": {},
+            "dernier_tour": [], "consolidations": 0, "tentatives": {}}
+
+
+class ProgressJournal:
+    """`etat/progress.json`, kept in memory from one save to the next load.
+
+    The file stays one sorted, indented JSON document (`write_json`'s text), rewritten whole at
+    each save: an append-only form would change the file, which is the seed's state. What is
+    saved is the cost around it: a load reads the file's text and, when it is the text this
+    journal last wrote and the dict saved then still equals what was written, returns that dict
+    instead of parsing; a save encodes again only the top-level values that changed
+    (`jsonfast.IncrementalDumps`). Any other writer's change to the file is seen by the text
+    comparison. A loaded dict is the caller's until it saves it (a second load meanwhile parses).
+    """
+
+    def __init__(self, path) -> None:
+        self.path = path
+        self._text: str | None = None
+        self._data: dict[str, Any] | None = None
+        self._dumps = jsonfast.IncrementalDumps()
+
+    def load(self, *, keep: bool = False) -> dict[str, Any]:
+        """The journal; `keep=True` for a read-only look (the dict stays this journal's)."""
+        if not self.path.exists():
+            return _empty_progress()
+        text = self.path.read_text(encoding="utf-8")
+        data = self._data
+        if data is not None and text == self._text and self._dumps.unchanged(data):
+            if not keep:
+                self._data = None
+            return data
+        data = json.loads(text)
+        if keep:
+            self._text, self._data = text, data
+            self._dumps = jsonfast.IncrementalDumps()
+            self._dumps.dumps(data)
+        return data
+
+    def save(self, progress: dict[str, Any]) -> None:
+        text = self._dumps.dumps(progress) + "\n"
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, self.path)
+        self._text, self._data = text, progress
+
+
+_JOURNALS: OrderedDict[str, ProgressJournal] = OrderedDict()
+_JOURNALS_KEPT = 8
+"""Journals kept in memory (the most recently used state directories)."""
+
+
+def _journal(paths: MemoryPaths) -> ProgressJournal:
+    key = str(paths.progress)
+    journal = _JOURNALS.pop(key, None) or ProgressJournal(paths.progress)
+    _JOURNALS[key] = journal
+    while len(_JOURNALS) > _JOURNALS_KEPT:
+        _JOURNALS.popitem(last=False)
+    return journal
+
+
 def load_progress(paths: MemoryPaths) -> dict[str, Any]:
-    return read_json(paths.progress, {
-        "lot_ouvert": None, "lots_fermes": [], "compteur_jour": {}, "integres": {},
-        "dernier_tour": [], "consolidations": 0, "tentatives": {},
-    })
+    """The progress journal, the caller's to change and save."""
+    return _journal(paths).load()
+
+
+def read_progress(paths: MemoryPaths) -> dict[str, Any]:
+    """The progress journal, for reading only (do not change it)."""
+    return _journal(paths).load(keep=True)
 
 
 def save_progress(paths: MemoryPaths, progress: dict[str, Any]) -> None:
-    write_json(paths.progress, progress)
+    _journal(paths).save(progress)
 
 
 class RawWriter:
@@ -150,16 +220,16 @@ class RawWriter:
     def close(self, now: datetime, reason: str) -> Closure | None:
         """Close the open batch, if there is one."""
         with file_lock(self._append_lock, blocking=True):
-            progress = load_progress(self.paths)
-            if progress["lot_ouvert"] is None:
+            if read_progress(self.paths)["lot_ouvert"] is None:
                 return None
+            progress = load_progress(self.paths)
             closure = self._close(progress, reason, now)
             save_progress(self.paths, progress)
             return closure
 
     def withdraw_previous(self, now: datetime) -> list[str]:
         """Record the previous turn's lines as withdrawn; raw files and pages stay as they are."""
-        progress = load_progress(self.paths)
+        progress = read_progress(self.paths)
         refs = list(progress["dernier_tour"])
         if refs:
             append_jsonl(self.paths.retraits, [{"ref": r, "ts": now.isoformat()} for r in refs])
@@ -207,7 +277,7 @@ def withdrawn_refs(paths: MemoryPaths) -> set[str]:
 
 def pending_lots(paths: MemoryPaths, settings: Settings, agent_label: str) -> list[Lot]:
     """Closed batches with lines neither integrated nor withdrawn, in closing order."""
-    progress = load_progress(paths)
+    progress = read_progress(paths)
     withdrawn = withdrawn_refs(paths)
     lots: list[Lot] = []
     for batch in progress["lots_fermes"]:

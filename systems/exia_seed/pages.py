@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from itertools import compress, repeat
+from operator import attrgetter, eq
 from pathlib import Path
 
 from .text import fold, slugify
@@ -57,7 +59,32 @@ class Fact:
     superseded_by: str | None = None
     """The later fact that states another value of `key` on this page (this one is history)."""
 
+    def __setattr__(self, name: str, value: object) -> None:
+        # Any assignment drops the cached line (`to_line`) and dedupe key (`dedupe_key`); an
+        # assignment to a field already set (not the constructor's) is counted (`fact_edits`).
+        d = self.__dict__
+        if name in d:
+            _EDITS[0] += 1
+        d[name] = value
+        d.pop("_line", None)
+        d.pop("_dk", None)
+
+    def dedupe_key(self) -> tuple[str, tuple[str, ...]]:
+        """(text, sorted refs): what `Page.add_fact` compares (cached until a field is assigned)."""
+        key = self.__dict__.get("_dk")
+        if key is None:
+            key = self.__dict__["_dk"] = (self.text, tuple(sorted(self.refs)))
+        return key
+
     def to_line(self) -> str:
+        """The fact's line (cached until a field is assigned; `refs`/`concepts` are never changed
+        in place)."""
+        line = self.__dict__.get("_line")
+        if line is None:
+            line = self.__dict__["_line"] = self._render_line()
+        return line
+
+    def _render_line(self) -> str:
         meta = {"id": self.id, "refs": self.refs, "said": self.said, "event": self.event, "until": self.until,
                 "type": self.type, "privacy": self.privacy, "concepts": self.concepts, "lot": self.lot}
         # Written only when set, so a page without attributes reads and hashes as before.
@@ -78,6 +105,16 @@ class Fact:
     def history_mark(self) -> str:
         """` [superseded]` on a fact a later value replaced, else empty: what a reader is shown."""
         return " [superseded]" if self.superseded_by else ""
+
+
+_section_of = attrgetter("section")
+_EDITS = [0]
+
+
+def fact_edits() -> int:
+    """How many times a field of an existing `Fact` was assigned, in this process: while it
+    stands, no fact changed in place (`graph.EdgeBuilder` checks facts' texts only when it moved)."""
+    return _EDITS[0]
 
 
 def fact_id(node: str, text: str, refs: list[str]) -> str:
@@ -112,13 +149,27 @@ class Page:
         return [self.name, *self.aliases]
 
     def add_fact(self, fact: Fact) -> bool:
-        """Append unless the same text with the same refs is already on the page."""
-        key = (fact.text, sorted(fact.refs))
-        if any((f.text, sorted(f.refs)) == key for f in self.facts):
+        """Append unless the same text with the same refs is already on the page.
+
+        The page's keys are kept in a set beside `facts`, rebuilt whenever `facts` is another list
+        or its length is not the one the set followed (facts appended other than here)."""
+        key = fact.dedupe_key()
+        keys = self._dedupe_keys()
+        if key in keys:
             return False
         self.facts.append(fact)
+        keys.add(key)
+        self.__dict__["_keys"] = (self.facts, len(self.facts), keys)
         self.concepts = sorted(set(self.concepts) | set(fact.concepts))
         return True
+
+    def _dedupe_keys(self) -> set[tuple[str, tuple[str, ...]]]:
+        cached = self.__dict__.get("_keys")
+        if cached is not None and cached[0] is self.facts and cached[1] == len(self.facts):
+            return cached[2]
+        keys = {f.dedupe_key() for f in self.facts}
+        self.__dict__["_keys"] = (self.facts, len(self.facts), keys)
+        return keys
 
     def supersede(self, fact: Fact) -> list[str]:
         """Mark current facts stating another value of `fact.key` superseded by it; their ids.
@@ -136,46 +187,69 @@ class Page:
         return replaced
 
     def sections(self) -> dict[str, list[Fact]]:
-        grouped: dict[str, list[Fact]] = {}
-        for fact in self.facts:
-            grouped.setdefault(fact.section, []).append(fact)
-        order = [s for s in SECTION_ORDER if s in grouped] + sorted(set(grouped) - set(SECTION_ORDER))
-        return {s: grouped[s] for s in order}
+        """Facts by section, sections in `SECTION_ORDER` then the others sorted, page order within.
+        (Each section's facts are picked by C-level `compress` over the facts' sections.)"""
+        facts = self.facts
+        names = list(map(_section_of, facts))
+        present = set(names)
+        order = [s for s in SECTION_ORDER if s in present] + sorted(present - set(SECTION_ORDER))
+        if len(order) == 1:
+            return {order[0]: list(facts)}
+        return {s: list(compress(facts, map(eq, names, repeat(s)))) for s in order}
 
     def body(self) -> str:
         lines = [f"# {self.name}", ""]
         for section, facts in self.sections().items():
-            lines += [f"## {section}", *[f.to_line() for f in facts], ""]
+            lines += [f"## {section}", *map(Fact.to_line, facts), ""]
         return "\n".join(lines)
 
-    def rechain(self) -> bool:
-        """Update the page-hash chain; return whether the body changed."""
-        current = hashlib.sha256(self.body().encode()).hexdigest()
+    def rechain(self, body: str | None = None) -> bool:
+        """Update the page-hash chain; return whether the body changed. `body`: `self.body()`, if known."""
+        current = hashlib.sha256((self.body() if body is None else body).encode()).hexdigest()
         if current == self.hash:
             return False
         self.prev_hash, self.hash = self.hash, current
         return True
 
-    def render(self) -> str:
+    def render(self, body: str | None = None) -> str:
         front = [f"{k}: {json.dumps(getattr(self, k), ensure_ascii=False)}" for k in _FRONT_KEYS]
-        return "\n".join(["---", *front, "---", self.body()])
+        return "\n".join(["---", *front, "---", self.body() if body is None else body])
 
-    def write(self, fiches: Path) -> None:
+    def write(self, fiches: Path, body: str | None = None) -> str:
+        """Write the page file; return its text. `body`: `self.body()`, if known."""
         fiches.mkdir(parents=True, exist_ok=True)
-        (fiches / f"{self.slug}.md").write_text(self.render(), encoding="utf-8")
+        text = self.render(body)
+        (fiches / f"{self.slug}.md").write_text(text, encoding="utf-8")
+        return text
 
     @classmethod
     def read(cls, path: Path) -> Page:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        return cls.parse(path.stem, path.read_text(encoding="utf-8"))
+
+    @classmethod
+    def parse(cls, slug: str, text: str, known: dict[tuple[str, str], Fact] | None = None,
+              previous: dict[tuple[str, str], Fact] | None = None) -> Page:
+        """A page from its file's text. `previous`: facts parsed before, by (section, line); a line
+        found there gives that very object (never changed afterwards: see `PageReader`). `known`
+        receives every fact of this page by (section, line)."""
+        lines = text.splitlines()
         end = lines.index("---", 1)
         front = {k: json.loads(v) for k, _, v in (ln.partition(": ") for ln in lines[1:end])}
-        page = cls(slug=path.stem, **front)
+        page = cls(slug=slug, **front)
         section = "episodic"
+        facts = page.facts
+        reuse = previous.get if previous is not None else {}.get
         for line in lines[end + 1:]:
             if line.startswith("## "):
                 section = line[3:].strip()
             elif line.startswith("- ") and " <!-- " in line:
-                page.facts.append(Fact.from_line(line, section))
+                key = (section, line)
+                fact = reuse(key)
+                if fact is None:
+                    fact = Fact.from_line(line, section)
+                if known is not None:
+                    known[key] = fact
+                facts.append(fact)
         return page
 
 
@@ -184,6 +258,87 @@ def load_pages(fiches: Path) -> dict[str, Page]:
     if not fiches.exists():
         return {}
     return {p.stem: Page.read(p) for p in sorted(fiches.glob("*.md"))}
+
+
+class PageReader:
+    """`load_pages` that parses only what changed since its last read of the same directory.
+
+    Each page file is read in full every time (the files are the memory: any writer may have
+    changed them); a file whose text is the one this reader last saw gives the same parsed `Page`,
+    and in a changed file every fact line seen before in the same section gives the same `Fact`
+    object. These shared objects are read-only: `load` hands them to readers (the recall cache);
+    `load_mutable` gives writers (consolidation) pages of their own, whose facts are the shared
+    objects except those a writer may change (`Page.supersede` assigns `superseded_by` on facts
+    with a `key`), which are copies. A writer that writes a page tells the reader (`learn`) the
+    text it wrote and the page, which the reader keeps as the parse of that text: the same
+    fields, and the facts in file order (by section). `tests/systems/exia_seed/test_exia_page_model.py`
+    compares both with `load_pages` after random writes and along random conversations.
+    """
+
+    def __init__(self) -> None:
+        self._dir: Path | None = None
+        self._pages: dict[str, tuple[str, Page, dict[tuple[str, str], Fact] | None]] = {}
+
+    def load(self, fiches: Path) -> dict[str, Page]:
+        """Every page, by slug, in slug order (shared: do not change them)."""
+        if self._dir != fiches:
+            self._dir, self._pages = fiches, {}
+        if not fiches.exists():
+            self._pages = {}
+            return {}
+        seen: dict[str, tuple[str, Page, dict[tuple[str, str], Fact] | None]] = {}
+        for path in sorted(fiches.glob("*.md")):
+            text = path.read_text(encoding="utf-8")
+            entry = self._pages.get(path.stem)
+            if entry is None or entry[0] != text:
+                previous = _lines(entry) if entry is not None else None
+                known: dict[tuple[str, str], Fact] = {}
+                entry = (text, Page.parse(path.stem, text, known, previous), known)
+            seen[path.stem] = entry
+        self._pages = seen
+        return {slug: entry[1] for slug, entry in seen.items()}
+
+    def load_mutable(self, fiches: Path) -> dict[str, Page]:
+        """`load`, as pages a writer may change (see the class docstring); a page's dedupe keys,
+        when the shared page has them, are copied rather than computed again."""
+        out = {}
+        for slug, page in self.load(fiches).items():
+            mine = out[slug] = _thaw(page)
+            keys = page.__dict__.get("_keys")
+            if keys is None or keys[0] is not page.facts or keys[1] != len(page.facts):
+                keys = page.__dict__["_keys"] = (page.facts, len(page.facts), {f.dedupe_key() for f in page.facts})
+            mine.__dict__["_keys"] = (mine.facts, len(mine.facts), set(keys[2]))
+        return out
+
+    def learn(self, fiches: Path, page: Page, text: str) -> None:
+        """`page` was just written to `fiches` as `text` (`Page.write`'s return). The reader keeps
+        a copy: the writer may go on changing its page (the facts a writer may change are copied)."""
+        if self._dir != fiches:
+            return
+        copy = _thaw(page, facts=[f for group in page.sections().values() for f in group])
+        keys = page.__dict__.get("_keys")
+        if keys is not None and keys[0] is page.facts and keys[1] == len(page.facts):
+            # The same facts in another order: the same dedupe keys (a copy: the writer's set moves on).
+            copy.__dict__["_keys"] = (copy.facts, len(copy.facts), set(keys[2]))
+        self._pages[page.slug] = (text, copy, None)
+
+
+def _lines(entry: tuple[str, Page, dict[tuple[str, str], Fact] | None]) -> dict[tuple[str, str], Fact]:
+    """A page's facts by (section, line); for a learned page, from its facts' lines."""
+    if entry[2] is not None:
+        return entry[2]
+    return {(f.section, f.to_line()): f for f in entry[1].facts}
+
+
+def _thaw(page: Page, *, facts: list[Fact] | None = None) -> Page:
+    """A page of its own (lists copied), with the given facts or the page's; the facts a writer
+    may change (keyed, not superseded: `Page.supersede`) copied."""
+    facts = [replace(f) if f.key is not None and f.superseded_by is None else f
+             for f in (page.facts if facts is None else facts)]
+    return Page(slug=page.slug, name=page.name, aliases=list(page.aliases), concepts=list(page.concepts),
+                privacy=page.privacy, summary=page.summary, summary_sources=list(page.summary_sources),
+                summary_of=page.summary_of, keywords=list(page.keywords), hash=page.hash,
+                prev_hash=page.prev_hash, facts=facts)
 
 
 class Catalogue:

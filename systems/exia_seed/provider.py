@@ -21,10 +21,10 @@ from .cache import RecallCache
 from .consolidation import Complete, Consolidator, FaultHook
 from .events import Emitter, EventHook
 from .files import LockBusy, MemoryPaths, append_jsonl, file_lock
-from .graph import write_graph, write_index
+from .graph import EdgeBuilder, write_graph, write_index
 from .ingestion import RawLine, RawWriter, omit_requested, origin_map, split_withdrawal
 from .masking import contains_secret, mask_secrets
-from .pages import load_pages
+from .pages import PageReader, load_pages
 from .prompts import LABELS
 from .recall import RecallLine, Selection, select, souvenirs
 from .registre import Registre
@@ -98,6 +98,8 @@ class ExiaSeedProvider:
         self.paths: MemoryPaths | None = None
         self.registre: Registre | None = None
         self.cache: RecallCache | None = None
+        self.reader: PageReader | None = None
+        self.edges: EdgeBuilder | None = None
         self._raw: RawWriter | None = None
         self._last: RecallStatus | None = None
         self._origins: tuple[int, dict[str, str]] | None = None
@@ -123,7 +125,9 @@ class ExiaSeedProvider:
         self.paths = MemoryPaths(home / self.settings.memory_dir)
         self.paths.ensure()
         self.registre = Registre(self.paths)
-        self.cache = RecallCache(self.paths, self.settings, self.emit)
+        self.reader = PageReader()
+        self.edges = EdgeBuilder()
+        self.cache = RecallCache(self.paths, self.settings, self.emit, self.reader)
         primary = self.agent_context in PRIMARY_CONTEXTS
         self._raw = RawWriter(self.paths, self.settings, self.emit) if primary else None
         self._labels = LABELS.get(self.settings.language, LABELS["en"])
@@ -416,7 +420,7 @@ class ExiaSeedProvider:
         if self.settings.busy_minutes > 0:
             self.runtime.busy_until = (now + timedelta(minutes=self.settings.busy_minutes)).isoformat()
         consolidator = Consolidator(self.paths, self.settings, self.complete, self.emit, self.registre,
-                                    self.fault_hook)
+                                    self.fault_hook, self.reader, self.edges)
         try:
             report = consolidator.run(now)
         except Exception as exc:  # not transactional: whatever was written stays (SEED)

@@ -23,6 +23,7 @@ from datetime import datetime
 from .cache import Memoire
 from .events import Emitter
 from .pages import Fact
+from .recall_index import IndexPool
 from .settings import Settings
 from .text import estimate_tokens, fold, query_terms, term_set
 
@@ -57,12 +58,20 @@ class Selection:
     """Activation before propagation (seeds plus priming)."""
     seeded: set[str] = field(default_factory=set)
     primed: set[str] = field(default_factory=set)
-    candidates: list[Scored] = field(default_factory=list)
+    pool: ListPool | IndexPool | None = None
+    """The candidates, read lazily (`candidates` lists them all)."""
     selected: list[Scored] = field(default_factory=list)
     generic_lines: list[str] = field(default_factory=list)
     tokens: int = 0
     work: int = 0
     """Units of work done (node updates, edge terms, facts scored): the host's latency model."""
+
+    @property
+    def candidates(self) -> list[Scored]:
+        """Every candidate fact, best first: (−score, fact id) order."""
+        if self.pool is None:
+            return []
+        return [Scored(fid, node, -neg) for neg, fid, node in self.pool.ordered()]
 
     @property
     def subjects(self) -> list[str]:
@@ -90,8 +99,39 @@ def is_expired(fact: Fact, today: str) -> bool:
     return fact.type == "prospective" and bool(fact.until) and fact.until < today
 
 
+class ListPool:
+    """Candidates scored one by one (the plain rule), with `IndexPool`'s reading interface."""
+
+    def __init__(self, candidates: list[Scored], memoire: Memoire) -> None:
+        candidates.sort(key=lambda s: (-s.score, s.fact_id))
+        self.items = candidates
+        self.memoire = memoire
+
+    @property
+    def count(self) -> int:
+        return len(self.items)
+
+    def ordered(self):
+        return ((-s.score, s.fact_id, s.node) for s in self.items)
+
+    def capped(self, cap: int):
+        taken: dict[str, int] = {}
+        for s in self.items:
+            if taken.get(s.node, 0) >= cap:
+                continue
+            taken[s.node] = taken.get(s.node, 0) + 1
+            yield -s.score, s.fact_id, s.node
+
+    def top(self, slug: str, n: int) -> list[tuple[float, str]]:
+        facts = sorted((s for s in self.items if s.node == slug), key=lambda s: (
+            self.memoire.facts[s.fact_id][1].section != "procedural", -s.score, s.fact_id))
+        return [(-s.score, s.fact_id) for s in facts[:n]]
+
+
 def select(memoire: Memoire, query: str, now: datetime, settings: Settings,
-           primed: set[str], emit: Emitter) -> Selection:
+           primed: set[str], emit: Emitter, *, indexed: bool = True) -> Selection:
+    """Generic selection. `indexed=False` scores every fact of every activated page (the plain
+    rule); the default reads the pages' indexes and gives the same selection (recall_index.py)."""
     sel = Selection(terms=query_terms(query))
     a0 = _seeds(memoire, query, sel, emit)
     if settings.on("recall.priming") and primed:
@@ -106,6 +146,36 @@ def select(memoire: Memoire, query: str, now: datetime, settings: Settings,
     terms = set(sel.terms)
     future: list[str] = []
     expired: list[str] = []
+    if indexed and memoire.unique_ids:
+        sel.pool = IndexPool()
+        for slug, level in sel.activation.items():
+            if level < settings.activation_threshold:
+                continue
+            index = memoire.index(slug)
+            sel.work += len(index.by_id)
+            gone = index.future(today) if settings.on("recall.filter_future") else []
+            late: list[str] = []
+            if settings.on("recall.filter_expired"):
+                skip = set(gone)
+                late = [fid for fid in index.expired(today) if fid not in skip]
+            future += gone
+            expired += late
+            excluded = {*gone, *late}
+            if settings.fix.enforce_privacy:
+                excluded |= index.private
+            sel.pool.add(slug, index, level, terms, excluded)
+    else:
+        sel.pool = ListPool(_plain_candidates(memoire, sel, settings, today, terms, future, expired), memoire)
+    emit("recall.filter_future", "executed", count=len(future), ids=sorted(future))
+    emit("recall.filter_expired", "executed", count=len(expired), ids=sorted(expired))
+    _cap_and_budget(memoire, sel, settings, emit)
+    return sel
+
+
+def _plain_candidates(memoire: Memoire, sel: Selection, settings: Settings, today: str, terms: set[str],
+                      future: list[str], expired: list[str]) -> list[Scored]:
+    """Every fact of every activated page, filtered and scored (unsorted)."""
+    candidates: list[Scored] = []
     for slug, level in sel.activation.items():
         if level < settings.activation_threshold:
             continue
@@ -120,12 +190,8 @@ def select(memoire: Memoire, query: str, now: datetime, settings: Settings,
             if withheld(fact, settings):
                 continue
             coverage = len(terms & term_set(fact.text)) / len(terms) if terms else 0.0
-            sel.candidates.append(Scored(fact.id, slug, level * (0.5 + 0.5 * coverage)))
-    emit("recall.filter_future", "executed", count=len(future), ids=sorted(future))
-    emit("recall.filter_expired", "executed", count=len(expired), ids=sorted(expired))
-    sel.candidates.sort(key=lambda s: (-s.score, s.fact_id))
-    _cap_and_budget(memoire, sel, settings, emit)
-    return sel
+            candidates.append(Scored(fact.id, slug, level * (0.5 + 0.5 * coverage)))
+    return candidates
 
 
 def _seeds(memoire: Memoire, query: str, sel: Selection, emit: Emitter) -> dict[str, float]:
@@ -174,19 +240,16 @@ def _propagate(memoire: Memoire, a0: dict[str, float], settings: Settings,
 
 
 def _cap_and_budget(memoire: Memoire, sel: Selection, settings: Settings, emit: Emitter) -> None:
-    per_node: dict[str, int] = {}
     budget_on = settings.on("recall.budget")
     cut = 0
-    for cand in sel.candidates:
-        if per_node.get(cand.node, 0) >= settings.facts_per_subject:
-            continue
+    for neg, fid, node in sel.pool.capped(settings.facts_per_subject):
+        cand = Scored(fid, node, -neg)
         fact = memoire.facts[cand.fact_id][1]
         line = f"- {memoire.pages[cand.node].name}: {fact.text}"
         cost = estimate_tokens(line + "\n")
         if budget_on and sel.tokens + cost > settings.recall_budget_tokens:
-            cut = len(sel.candidates) - len(sel.selected)
+            cut = sel.pool.count - len(sel.selected)
             break
-        per_node[cand.node] = per_node.get(cand.node, 0) + 1
         sel.selected.append(cand)
         sel.generic_lines.append(line)
         sel.tokens += cost
@@ -199,18 +262,13 @@ def _cap_and_budget(memoire: Memoire, sel: Selection, settings: Settings, emit: 
 def souvenirs(memoire: Memoire, sel: Selection, settings: Settings) -> list[RecallLine]:
     """The phase-2 block: per subject, summary first, procedural facts first, then pointers."""
     lines: list[RecallLine] = []
-    by_node: dict[str, list[Scored]] = {}
-    for cand in sel.candidates:
-        by_node.setdefault(cand.node, []).append(cand)
     for slug in sel.subjects:
         page = memoire.pages[slug]
         lines.append(RecallLine(page.name, "subject", slug))
         if page.summary:
             lines.append(RecallLine(f"  {page.summary}", "summary", slug, tuple(page.summary_sources)))
-        facts = sorted(by_node.get(slug, []), key=lambda s: (
-            memoire.facts[s.fact_id][1].section != "procedural", -s.score, s.fact_id))
-        for cand in facts[: max(1, settings.facts_per_subject)]:
-            fact = memoire.facts[cand.fact_id][1]
+        for _neg, fid in sel.pool.top(slug, max(1, settings.facts_per_subject)):
+            fact = memoire.facts[fid][1]
             when = f" ({fact.shown_date})" if fact.shown_date else ""
             lines.append(RecallLine(f"  - {fact.text}{when}{fact.history_mark}", "fact", slug, (fact.id,)))
         pointers = [memoire.pages[n].name for n, _ in memoire.neighbours_of(slug)[:3]]

@@ -57,11 +57,17 @@ def veto(summary: str, page: Page, settings: Settings) -> str | None:
         return "résumé vide"
     if len(summary) > settings.summary_max_chars:
         return "résumé trop long"
-    page_text = fold_joined([page.name, *page.aliases, *(f.text for f in page.facts)])
+    # The page's text is folded, and its numbers read, only when the summary has names or numbers.
+    page_text = None
     for name in capitalised_names(summary):
+        if page_text is None:
+            page_text = fold_joined([page.name, *page.aliases, *(f.text for f in page.facts)])
         if fold(name) not in page_text:
             return f"nom absent de la fiche: {name}"
-    missing = digit_groups(summary) - digit_groups(page_text)
+    numbers = digit_groups(summary)
+    if numbers and page_text is None:
+        page_text = fold_joined([page.name, *page.aliases, *(f.text for f in page.facts)])
+    missing = numbers - digit_groups(page_text) if numbers else set()
     if missing:
         return f"nombre absent de la fiche: {sorted(missing)[0]}"
     if _PATH.search(summary):
