@@ -105,9 +105,7 @@ class EpisodicStore:
 
     def __init__(self, path: Path) -> None:
         self.conn = open_database(path, MIGRATIONS)
-        # Vector cache: ids in storage order and a row buffer grown by doubling, so an
-        # ingest appends in amortised O(1) instead of copying the whole matrix.
-        self._vec = TurnVectors()
+        self._vec = TurnVectors()  # the vectors in memory, grown on add (see `vectors.py`)
         # Token totals and turn counts per conversation (None = all), filled on first use,
         # kept on add (turns are append-only).
         self._tokens: dict[str | None, int] = {}
