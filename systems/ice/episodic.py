@@ -10,9 +10,10 @@ from pathlib import Path
 import numpy as np
 
 from .db import ExactSum, Transaction, open_database, strength_rows, strength_stats
-from .embedding import from_blob, to_blob
-from .lexical import LexicalIndex, Tokenizer, top_k_stable
+from .embedding import to_blob
+from .lexical import LexicalIndex, Tokenizer, top_k_stable  # noqa: F401 (tests import it from here)
 from .text import content_words, estimate_tokens, fts_query
+from .vectors import TurnVectors
 
 MIGRATIONS = [
     ("m001_turns", """
@@ -104,13 +105,7 @@ class EpisodicStore:
 
     def __init__(self, path: Path) -> None:
         self.conn = open_database(path, MIGRATIONS)
-        # Vector cache: ids in storage order and a row buffer grown by doubling, so an
-        # ingest appends in amortised O(1) instead of copying the whole matrix.
-        self._ids: list[str] | None = None
-        self._buf: np.ndarray | None = None
-        self._codes: np.ndarray | None = None
-        """Topic code of each cached vector (see `_topic_code`), grown with `_buf`."""
-        self._topic_code: dict[str, int] = {}
+        self._vec = TurnVectors()  # the vectors in memory, grown on add (see `vectors.py`)
         # Token totals and turn counts per conversation (None = all), filled on first use,
         # kept on add (turns are append-only).
         self._tokens: dict[str | None, int] = {}
@@ -123,6 +118,10 @@ class EpisodicStore:
         """Turns whose strength is above `_live_floor`: id -> (rowid, strength, set at), kept
         on write, so decay reads what can still change without scanning every turn."""
         self._live_floor = 0.0
+        self._rowids: dict[str, int] | None = None
+        """turn id -> rowid, read once per open and kept on add, so that writes to known turns
+        address their row directly (`WHERE rowid = ?`: the same rows written with the same
+        values, hence the same file, as `WHERE turn_id = ?`, without the index descent)."""
         self._lexical: LexicalIndex | None = None
         self._tokenizer: Tokenizer | None = None
         self._unindexed_queries = 0
@@ -148,8 +147,9 @@ class EpisodicStore:
             )
             c.execute("INSERT INTO turns_fts (rowid, content) VALUES (?, ?)",
                       (cur.lastrowid, turn.content))
-        if self._ids is not None and self._buf is not None:
-            self._append_vector(turn.turn_id, np.asarray(vec, dtype=np.float32), topic)
+        if self._rowids is not None:
+            self._rowids[turn.turn_id] = cur.lastrowid
+        self._vec.append(turn.turn_id, vec, topic)
         if self._lexical is not None:
             assert self._tokenizer is not None
             self._lexical.add(turn.turn_id, topic, self._tokenizer.tokens(turn.content))
@@ -168,38 +168,34 @@ class EpisodicStore:
         self._set_live(turn.turn_id, cur.lastrowid, 1.0, ts)
         return True
 
-    def _append_vector(self, turn_id: str, vec: np.ndarray, topic: str) -> None:
-        assert self._ids is not None and self._buf is not None and self._codes is not None
-        n = len(self._ids)
-        if self._buf.shape[0] == 0 or self._buf.shape[1] != vec.shape[0]:
-            self._buf = np.zeros((max(16, n * 2), vec.shape[0]), dtype=np.float32)
-            self._codes = np.zeros(self._buf.shape[0], dtype=np.int64)
-        elif n == self._buf.shape[0]:
-            grown = np.zeros((n * 2, self._buf.shape[1]), dtype=np.float32)
-            grown[:n] = self._buf
-            self._buf = grown
-            self._codes = np.concatenate([self._codes, np.zeros(n, dtype=np.int64)])
-        self._buf[n] = vec
-        self._codes[n] = self._topic_code.setdefault(topic, len(self._topic_code))
-        self._ids.append(turn_id)
-
     def mark_extracted(self, turn_id: str) -> None:
         self.conn.execute("UPDATE turns SET extracted = 1 WHERE turn_id = ?", (turn_id,))
         if self._pending is not None:
             self._pending.pop(turn_id, None)
 
     def reinforce(self, turn_ids: list[str], now: datetime) -> list[str]:
-        """Access restores decay: strength 1.0, last access now. Returns the ids touched."""
+        """Access restores decay: strength 1.0, last access now. Returns the ids touched.
+
+        One statement per stored id in the given order (repeats included), by rowid: the file
+        is byte for byte what `WHERE turn_id = ?` per id writes (tests compare them).
+        """
         stamp = now.isoformat()
+        rowids = self.rowids()
+        touched = [(tid, rowid) for tid in turn_ids if (rowid := rowids.get(tid)) is not None]
         with Transaction(self.conn) as c:
-            touched = [(tid, rows[0][0]) for tid in turn_ids if (rows := c.execute(
-                "UPDATE turns SET strength = 1.0, strength_at = ?, last_access = ?"
-                " WHERE turn_id = ? RETURNING rowid", (stamp, stamp, tid)).fetchall())]
+            c.executemany("UPDATE turns SET strength = 1.0, strength_at = ?, last_access = ?"
+                          " WHERE rowid = ?", [(stamp, stamp, rowid) for _t, rowid in touched])
         for tid, rowid in touched:
             if self._strength is not None:
                 self._set_strength(tid, 1.0)
             self._set_live(tid, rowid, 1.0, stamp)
         return list(turn_ids)
+
+    def rowids(self) -> dict[str, int]:
+        """turn id -> rowid of every stored turn (read once per open, kept on add)."""
+        if self._rowids is None:
+            self._rowids = dict(self.conn.execute("SELECT turn_id, rowid FROM turns"))
+        return self._rowids
 
     # -- reads -------------------------------------------------------------------------------
     def get(self, turn_id: str) -> StoredTurn | None:
@@ -285,18 +281,8 @@ class EpisodicStore:
     # -- search ------------------------------------------------------------------------------
     def vector_search(self, qvec: np.ndarray, k: int, topic: str | None = None) -> list[str]:
         """Turn ids by cosine with the query, best first (stable ties: storage order)."""
-        ids, matrix = self._vectors()
-        if not ids:
-            return []
-        sims = matrix @ np.asarray(qvec, dtype=np.float32)
-        if topic is not None:
-            assert self._codes is not None
-            code = self._topic_code.get(topic)
-            if code is None:
-                return []
-            allowed = np.flatnonzero(self._codes[:len(ids)] == code)
-            return [ids[i] for i in allowed[top_k_stable(sims[allowed], k)]]
-        return [ids[i] for i in top_k_stable(sims, k)]
+        self._vectors()
+        return self._vec.search(qvec, k, topic)
 
     def lexical_search(self, query: str, k: int, topic: str | None = None) -> list[str]:
         """Turn ids by FTS5 rank (bm25) over the content words of the query, best first.
@@ -331,14 +317,10 @@ class EpisodicStore:
         return [r[0] for r in self.conn.execute(sql, args)]
 
     def _vectors(self) -> tuple[list[str], np.ndarray]:
-        if self._ids is None or self._buf is None:
-            rows = self.conn.execute("SELECT turn_id, vec, topic FROM turns ORDER BY rowid").fetchall()
-            self._ids = [r[0] for r in rows]
-            self._buf = (np.vstack([from_blob(r[1]) for r in rows]) if rows
-                         else np.zeros((0, 0), dtype=np.float32))
-            self._codes = np.array([self._topic_code.setdefault(r[2], len(self._topic_code))
-                                    for r in rows], dtype=np.int64)
-        return self._ids, self._buf[:len(self._ids)]
+        if self._vec.ids is None:
+            self._vec.load(self.conn.execute(
+                "SELECT turn_id, vec, topic FROM turns ORDER BY rowid").fetchall())
+        return self._vec.ids or [], self._vec.matrix()
 
     # -- decay -------------------------------------------------------------------------------
     def strengths(self, above: float | None = None) -> list[tuple[str, float, str]]:
@@ -382,18 +364,26 @@ class EpisodicStore:
         self._strength[turn_id] = value
 
     def set_strengths(self, updates: list[tuple[str, float]], now: datetime) -> None:
+        """Write strengths set at `now`, in the given order, by rowid (the same file as
+        `WHERE turn_id = ?`; tests compare them)."""
         stamp = now.isoformat()
+        rowids = self.rowids()
+        known = [(tid, s, rowid) for tid, s in updates if (rowid := rowids.get(tid)) is not None]
         with Transaction(self.conn) as c:
-            c.executemany("UPDATE turns SET strength = ?, strength_at = ? WHERE turn_id = ?",
-                          [(s, stamp, tid) for tid, s in updates])
+            c.executemany("UPDATE turns SET strength = ?, strength_at = ? WHERE rowid = ?",
+                          [(s, stamp, rowid) for _t, s, rowid in known])
+        self._after_strengths(updates, stamp)
+
+    def _after_strengths(self, updates: list[tuple[str, float]], stamp: str) -> None:
         if self._strength is not None:
             for tid, s in updates:
                 if tid in self._strength:
                     self._set_strength(tid, s)
-        for tid, s in updates if self._live is not None else ():
+        if self._live is None:
+            return
+        rowids = self.rowids()
+        for tid, s in updates:
             if (known := self._live.get(tid)) is not None:
                 self._set_live(tid, known[0], s, stamp)
-            elif s > self._live_floor:  # raised from at or below the floor: find its row
-                for (rowid,) in self.conn.execute("SELECT rowid FROM turns WHERE turn_id = ?", (tid,)):
-                    self._set_live(tid, rowid, s, stamp)
-
+            elif s > self._live_floor and (rowid := rowids.get(tid)) is not None:
+                self._set_live(tid, rowid, s, stamp)  # raised from at or below the floor

@@ -122,6 +122,23 @@ def decayed(strength: float, since: str, now: datetime, config: IceConfig) -> fl
     return max(config.decay_floor, strength * 2.0 ** (-dt / config.decay_half_life_days))
 
 
+def decayed_all(rows: list[tuple[str, float, str]], now: datetime,
+                config: IceConfig) -> list[tuple[str, float]]:
+    """`decayed` of every (id, strength, set at), with the power of two computed once per
+    distinct "set at" (a night's decay or a query's reinforcement stamps many rows alike):
+    `decayed` multiplies the strength by that very double, so the results are the same."""
+    powers: dict[str, float] = {}
+    floor, half_life = config.decay_floor, config.decay_half_life_days
+    out = []
+    for item_id, strength, since in rows:
+        power = powers.get(since)
+        if power is None:
+            dt = max(0.0, (now - datetime.fromisoformat(since)).total_seconds() / SECONDS_PER_DAY)
+            power = powers[since] = 2.0 ** (-dt / half_life)
+        out.append((item_id, max(floor, strength * power)))
+    return out
+
+
 def run_decay(*, stores: Stores, config: IceConfig, now: datetime, emit: EventRelay) -> int:
     """Age every strength (turns, Codex edges, patterns). Nothing is deleted.
 
@@ -145,7 +162,7 @@ def run_decay(*, stores: Stores, config: IceConfig, now: datetime, emit: EventRe
     strength_sum = 0.0
     for store, (n, _sum) in zip(targets, stats, strict=True):
         rows = store.strengths(above=floor) if n else []
-        updates = [(item_id, decayed(s, at, now, config)) for item_id, s, at in rows]
+        updates = decayed_all(rows, now, config)
         changed += sum(1 for (_i, new), (_j, old, _a) in zip(updates, rows, strict=True)
                        if new != old)
         strength_sum += sum(s for _i, s in updates) + floor * (n - len(rows))

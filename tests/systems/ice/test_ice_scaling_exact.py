@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 from ice_testkit import FILLER, Harness, day
-from lsrep.systems.ice.db import strength_rows
+from lsrep.systems.ice.db import Transaction, strength_rows
 from lsrep.systems.ice.episodic import EpisodicStore, TurnRecord
 from lsrep.systems.ice.lexical import LexicalIndex, Tokenizer
 
@@ -259,3 +259,72 @@ def test_preflight_with_the_lexical_index_equals_fts5_only(tmp_path, monkeypatch
     indexed, built = run(0)
     assert indexed == fts_only and built and not built_fts
     assert sum(hits or 0 for _c, hits in indexed) > 0
+
+
+def _reinforce_by_turn_id(store: EpisodicStore, turn_ids: list[str], now: datetime) -> None:
+    """The rule `reinforce` replaced: one UPDATE ... WHERE turn_id = ? per id."""
+    stamp = now.isoformat()
+    with Transaction(store.conn) as c:
+        for tid in turn_ids:
+            c.execute("UPDATE turns SET strength = 1.0, strength_at = ?, last_access = ?"
+                      " WHERE turn_id = ? RETURNING rowid", (stamp, stamp, tid)).fetchall()
+
+
+def _set_strengths_by_turn_id(store: EpisodicStore, updates: list[tuple[str, float]],
+                              now: datetime) -> None:
+    stamp = now.isoformat()
+    with Transaction(store.conn) as c:
+        c.executemany("UPDATE turns SET strength = ?, strength_at = ? WHERE turn_id = ?",
+                      [(s, stamp, tid) for tid, s in updates])
+
+
+@pytest.mark.parametrize("reopen_every", [0, 3])
+def test_writes_by_rowid_leave_the_same_file_as_writes_by_turn_id(tmp_path, reopen_every):
+    """Reinforcement and decay address rows by rowid; the file is byte for byte the one the
+    turn-id statements leave (repeats, unknown ids and reopened stores included)."""
+    fast, plain = _store(tmp_path, "fast"), _store(tmp_path, "plain")
+    rng = random.Random(11)
+    n = 0
+    for night in range(12):
+        for _ in range(rng.randint(5, 40)):
+            text = f"turn {n} " + " ".join(rng.choice(SPECIAL) for _ in range(rng.randint(0, 9)))
+            topic = rng.choice(TOPICS)
+            for store in (fast, plain):
+                _add(store, n, text, topic)
+            n += 1
+        now = T0 + timedelta(days=night, hours=20)
+        for _ in range(4):
+            ids = [f"t{rng.randrange(n + 3):05d}" for _ in range(rng.randint(0, 30))]
+            ids += ids[:2]  # repeats are written twice, as before
+            fast.reinforce(ids, now)
+            _reinforce_by_turn_id(plain, ids, now)
+        updates = [(f"t{i:05d}", rng.choice([0.05, 0.5, 0.7071, 1.0]) * rng.random())
+                   for i in rng.sample(range(n + 5), min(n + 5, 60))]
+        fast.set_strengths(updates, now + timedelta(hours=3))
+        _set_strengths_by_turn_id(plain, updates, now + timedelta(hours=3))
+        assert fast.strengths(above=0.05) == strength_rows(fast.conn, "turns", "turn_id", "rowid", 0.05)
+        if reopen_every and night % reopen_every == 0:
+            fast.close()
+            fast = _store(tmp_path, "fast")
+    fast.close()
+    plain.close()
+    assert (tmp_path / "fast.sqlite").read_bytes() == (tmp_path / "plain.sqlite").read_bytes()
+
+
+def test_decay_of_a_batch_equals_decaying_each_row():
+    """`decayed_all` shares the power of two per "set at"; every result is `decayed`'s double."""
+    from lsrep.systems.ice.config import IceConfig
+    from lsrep.systems.ice.workers import decayed, decayed_all
+
+    rng = random.Random(4)
+    for config in (IceConfig(), IceConfig(decay_half_life_days=3.5, decay_floor=0.2)):
+        stamps = [(T0 + timedelta(days=rng.random() * 90)).isoformat() for _ in range(12)]
+        rows = [(f"t{i}", rng.choice([1.0, 0.05, 0.2, rng.random()]), rng.choice(stamps))
+                for i in range(400)]
+        seen: set[float] = set()
+        for now in (T0, T0 + timedelta(days=45.25), T0 + timedelta(days=400)):
+            got = decayed_all(rows, now, config)
+            want = [(i, decayed(s, at, now, config)) for i, s, at in rows]
+            assert [(i, s.hex()) for i, s in got] == [(i, s.hex()) for i, s in want]
+            seen |= {s for _i, s in got}
+        assert len(seen) > 50 and config.decay_floor in seen
