@@ -4,6 +4,8 @@ line of a real module, with a reason."""
 
 from __future__ import annotations
 
+import io
+import json
 import sqlite3
 import subprocess
 import sys
@@ -11,6 +13,9 @@ import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "scripts"))
+import mutation_report  # noqa: E402
+
 SCHEMA = """
 CREATE TABLE work_items (job_id VARCHAR NOT NULL PRIMARY KEY);
 CREATE TABLE mutation_specs (module_path VARCHAR, operator_name VARCHAR, operator_args JSON, occurrence INTEGER,
@@ -84,3 +89,72 @@ def test_every_judged_equivalent_names_a_real_line_with_a_reason():
         assert e["operator"].startswith("core/") and len(e["reason"]) > 10, e
         if "col" in e:
             assert 0 <= e["col"] < len(lines[e["line"] - 1]), e
+
+
+def test_every_judged_equivalent_still_points_at_the_code_it_judged():
+    """A line moved or edited since the judgement, or a column on no token the operator mutates,
+    makes the entry stale: fix its line (or re-judge) in the same commit as the code change."""
+    entries = tomllib.loads((ROOT / "docs" / "mutation-equivalents.toml").read_text())["equivalent"]
+    stale = [(e["path"], e["line"], e["operator"], why) for e in entries
+             if (why := mutation_report.stale_reason(e)) is not None]
+    assert stale == []
+
+
+def _entry(path, line, operator, col=None, code=None):
+    text = (ROOT / path).read_text().splitlines()[line - 1].strip()
+    e = {"path": path, "line": line, "operator": operator, "reason": "test", "code": text if code is None else code}
+    if col is not None:
+        e["col"] = col
+    return e
+
+
+MODULE = "scripts/mutation_report.py"
+
+
+def _find(needle: str) -> tuple[int, str]:
+    lines = (ROOT / MODULE).read_text().splitlines()
+    row = next(i for i, line in enumerate(lines, 1) if needle in line)
+    return row, lines[row - 1]
+
+
+def test_a_moved_or_edited_line_makes_an_entry_stale():
+    row, text = _find("if not 1 <= line <= len(lines):")
+    assert mutation_report.stale_reason(_entry(MODULE, row, "core/NumberReplacer")) is None
+    assert "now reads" in mutation_report.stale_reason(_entry(MODULE, row + 1, "core/NumberReplacer", code=text.strip()))
+    assert "now reads" in mutation_report.stale_reason(_entry(MODULE, row, "core/NumberReplacer", code=text.strip() + " "))
+    missing = _entry(MODULE, row, "core/NumberReplacer")
+    del missing["code"]
+    assert "no `code`" in mutation_report.stale_reason(missing)
+    assert "no line" in mutation_report.stale_reason(_entry(MODULE, 1, "core/NumberReplacer") | {"line": 10**6})
+
+
+def test_an_entry_needs_a_token_its_operator_mutates():
+    row, text = _find("if not 1 <= line <= len(lines):")
+    col = text.index("1")
+    lte = text.index("<=")
+    ok = mutation_report.stale_reason
+    assert ok(_entry(MODULE, row, "core/NumberReplacer", col=col)) is None
+    assert "holds nothing" in ok(_entry(MODULE, row, "core/NumberReplacer", col=col + 1))
+    assert ok(_entry(MODULE, row, "core/ReplaceComparisonOperator_LtE_Lt")) is None
+    assert ok(_entry(MODULE, row, "core/ReplaceComparisonOperator_LtE_Lt", col=lte)) is None
+    assert "holds nothing" in ok(_entry(MODULE, row, "core/ReplaceComparisonOperator_Lt_LtE"))
+    assert "holds nothing" in ok(_entry(MODULE, row, "core/ReplaceComparisonOperator_Eq_Is"))
+    assert "holds nothing" in ok(_entry(MODULE, row, "core/ReplaceTrueWithFalse"))
+    assert "holds nothing" in ok(_entry(MODULE, row, "core/ReplaceBinaryOperator_Add_Sub"))
+    row, _text = _find("return token is not None and any(")
+    assert ok(_entry(MODULE, row, "core/ReplaceComparisonOperator_IsNot_Is")) is None
+    assert "holds nothing" in ok(_entry(MODULE, row, "core/ReplaceUnaryOperator_USub_Invert"))
+
+
+def test_the_report_does_not_apply_a_stale_entry(tmp_path, monkeypatch):
+    """A survivor on a line whose judgement went stale counts as surviving, and the report says why."""
+    row, text = _find("if not 1 <= line <= len(lines):")
+    eq = tmp_path / "eq.toml"
+    eq.write_text(f'[[equivalent]]\npath = "{MODULE}"\nline = {row}\ncode = "moved"\n'
+                  f'operator = "core/NumberReplacer"\nreason = "a judgement of another line"\n')
+    monkeypatch.setattr(mutation_report, "EQUIVALENTS", eq)
+    warn = io.StringIO()
+    assert mutation_report.manual_equivalents(warn) == {}
+    assert f"{MODULE}:{row}" in warn.getvalue() and "now reads" in warn.getvalue()
+    eq.write_text(eq.read_text().replace('code = "moved"', f"code = {json.dumps(text.strip())}"))
+    assert mutation_report.manual_equivalents(io.StringIO()) == {(MODULE, row, "core/NumberReplacer", None): "a judgement of another line"}
