@@ -462,3 +462,61 @@ def test_veto_folds_the_page_only_for_names_or_numbers(monkeypatch):
     assert summaries.veto("has 4 cats, since 2019.", page, settings) == "nombre absent de la fiche: 4"
     assert summaries.veto("She met Porto friends 7 times.", page, settings) == "nombre absent de la fiche: 7"
     assert len(calls) == 6
+
+
+# -- counts past 256 (no small-int identity), negative caps, slugs equal but not identical ------------
+
+def many_words(n: int) -> list[str]:
+    letters = "bcdfghjklmnpqrstvwz"
+    return [f"q{letters[i // len(letters)]}{letters[i % len(letters)]}x" for i in range(n)]
+
+
+def test_caps_and_tops_past_256_and_below_one():
+    facts = [fact(f"f{i:03d}", "garden" if i % 2 else "river") for i in range(310)]
+    pool = IndexPool()
+    pool.add("p", PageIndex(facts), 0.5, TERMS, set())
+    want = [(neg, fid, "p") for neg, fid in plain(facts, 0.5, TERMS)]
+    assert list(pool.capped(300)) == want[:300]
+    assert list(pool.capped(-1)) == [] and list(pool.capped(0)) == []
+    assert pool.top("p", 300) == [(neg, fid) for neg, fid, _ in want[:300]]
+    assert pool.top("p", 0) == [] and pool.top("p", -1) == []
+    assert pool.top("".join(["", "p"]), 2) == [(neg, fid) for neg, fid, _ in want[:2]]  # equal, not the same str
+    listed = ListPool([Scored(fid, "p", -neg) for neg, fid, _ in want], None)
+    assert list(listed.capped(300)) == want[:300]
+    assert list(listed.capped(-1)) == [] and list(listed.capped(0)) == []
+
+
+def test_facts_matching_more_than_256_terms_are_ranked_by_their_count():
+    vocabulary = many_words(300)
+    terms = set(vocabulary)
+    facts = [fact("c", " ".join(vocabulary)), fact("a", " ".join(vocabulary)), fact("b", " ".join(vocabulary[:280])),
+             fact("d", " ".join(vocabulary[:280])), fact("e", "garden")]
+    pool = IndexPool()
+    pool.add("p", PageIndex(facts), 0.8, terms, set())
+    assert [(neg, fid) for neg, fid, _ in pool.ordered()] == plain(facts, 0.8, terms)
+    assert [fid for _neg, fid, _ in pool.ordered()] == ["a", "c", "b", "d", "e"]
+
+
+def test_a_memoire_of_more_than_256_facts_has_unique_ids(tmp_path):
+    page = Page(slug="a", name="Alpha", facts=[fact(f"f{i:03d}", "garden") for i in range(300)])
+    memoire = build(tmp_path / "m", [page])
+    assert memoire.total == 300 and memoire.unique_ids
+
+
+def test_a_memoire_derived_from_pages_read_afresh_holds_the_new_fact_objects(tmp_path):
+    a = Page(slug="a", name="Alpha", facts=[fact("a1", "garden")])
+    early = Page(slug="0early", name="Early", facts=[fact("e1", "river")])
+    b = Page(slug="b", name="Bravo", facts=[fact("b1", "river coffee")])
+    paths = memory(tmp_path, [a, early, b])
+    reader = PageReader()
+    first = Memoire(paths, reader)
+    assert first.db is not None
+    ib = first.index("b")  # "0early" and "a" have no index: the walk goes on past them
+    b.facts.append(fact("b2", "piano"))
+    b.write(paths.fiches)
+    second = Memoire(paths, reader, first)
+    assert list(second.pages)[0] == "0early" and "0early" not in second._index and "a" not in second._index
+    assert second._index["b"] is not ib and state(second._index["b"]) == state(PageIndex(second.pages["b"].facts))
+    third = Memoire(paths, None, second)  # every page a new object, equal to the previous one
+    assert all(third.facts[f.id][1] is f for p in third.pages.values() for f in p.facts)
+    assert fts(third) == fts(Memoire(paths))
