@@ -521,3 +521,139 @@ def test_a_memoire_derived_from_pages_read_afresh_holds_the_new_fact_objects(tmp
     third = Memoire(paths, None, second)  # every page a new object, equal to the previous one
     assert all(third.facts[f.id][1] is f for p in third.pages.values() for f in p.facts)
     assert fts(third) == fts(Memoire(paths))
+
+
+# -- more shapes: fresh facts before and after, smaller edits, other fact types, no query terms ----
+
+def test_deriving_two_fresh_facts_of_each_kind_before_and_after_the_existing_ones():
+    facts = [fact("f5", "garden", section="procedural", said="2026-03-05", type="prospective", until="2026-03-15",
+                  privacy="private"),
+             fact("f6", "river", said="2026-03-06", type="prospective", until="2026-03-16", privacy="private")]
+    index = PageIndex(facts)
+    before = state(index)
+    for ids, days, dues in ((("f1", "f2"), ("2026-03-01", "2026-03-02"), ("2026-03-03", "2026-03-04")),
+                            (("f8", "f9"), ("2026-03-08", "2026-03-09"), ("2026-04-08", "2026-04-09"))):
+        for section in ("procedural", "episodic"):
+            added = [fact(fid, "coffee", section=section, said=day, type="prospective", until=due, privacy="confidential")
+                     for fid, day, due in zip(ids, days, dues, strict=True)]
+            derived = index.derive([], added)
+            assert state(derived) == state(PageIndex([*facts, *added])), (ids, section)
+            assert state(index) == before
+
+
+def test_deriving_an_edit_to_a_smaller_or_larger_text_rebuilds():
+    facts = [fact("f1", "river"), fact("f2", "garden")]
+    index = PageIndex(facts)
+    for text in ("apple", "violin", "river museum", "rive"):
+        edited = replace(facts[0], text=text)
+        assert state(index.derive([facts[0]], [edited])) == state(PageIndex([edited, facts[1]])), text
+    dated = replace(facts[0], said="2026-01-01")
+    assert state(index.derive([facts[0]], [dated])) == state(PageIndex([dated, facts[1]]))
+
+
+def test_only_prospective_facts_expire_whatever_the_other_types_are_called():
+    from lsrep.systems.exia_seed.recall import is_expired
+    facts = [fact("a", type="rappel", until="2026-03-01"), fact("b", type="fait", until="2026-03-01"),
+             fact("c", type="prospective", until="2026-03-01"), fact("d", type="aaa", until="2026-03-01"),
+             fact("e", type="prospective"), fact("f", type="prospective", until="")]
+    index = PageIndex(facts)
+    assert index.expired("2026-03-10") == ["c"] == [f.id for f in facts if is_expired(f, "2026-03-10")]
+    assert index.due == [("2026-03-01", "c")]
+
+
+@pytest.mark.parametrize("indexed", [True, False])
+def test_a_query_without_terms_scores_a_primed_page_at_half_its_level(tmp_path, indexed):
+    memoire = build(tmp_path / "m", [Page(slug="a", name="Alpha", facts=[fact("a2", "garden"), fact("a1", "river")]),
+                                     Page(slug="b", name="Bravo", facts=[fact("b1", "coffee")])])
+    settings = Settings(fcm_iterations=0, facts_per_subject=50)
+    sel, _ = run(memoire, "and the?", settings, indexed=indexed, primed={"a"})
+    assert sel.terms == [] and sel.activation == {"a": 0.3}
+    assert [(s.fact_id, s.node, s.score) for s in sel.candidates] == [("a1", "a", 0.15), ("a2", "a", 0.15)]
+
+
+def test_the_list_pool_tops_a_slug_equal_but_not_identical(tmp_path):
+    memoire = build(tmp_path / "m", [Page(slug="ab", name="Alpha", facts=[fact("a1"), fact("a2", section="procedural")])])
+    pool = ListPool([Scored("a1", "ab", 0.9), Scored("a2", "ab", 0.5)], memoire)
+    assert pool.top("".join(["a", "b"]), 5) == [(-0.5, "a2"), (-0.9, "a1")]
+
+
+# -- the derived Memoire's work: which facts lists it walks, and its rows ----------------------------
+
+class Walked(list):
+    """A page's facts that count how many times they are walked (iterated)."""
+
+    walks = 0
+
+    def __iter__(self):
+        self.walks += 1
+        return super().__iter__()
+
+
+class StubReader:
+    def __init__(self, pages: dict[str, Page]) -> None:
+        self.pages = pages
+
+    def load(self, fiches) -> dict[str, Page]:
+        return dict(self.pages)
+
+
+def test_a_derivation_walks_only_the_changed_pages_facts_once_per_side(tmp_path):
+    paths = MemoryPaths(tmp_path / "mem")
+    paths.fiches.mkdir(parents=True)
+    pages = {f"p{i:02d}": Page(slug=f"p{i:02d}", name=f"Name{i:02d}",
+                               facts=Walked([fact(f"f{i:02d}a", "garden"), fact(f"f{i:02d}b", "river")]))
+             for i in range(60)}
+    write_graph(paths, pages, NOW)
+    first = Memoire(paths, StubReader(pages))
+    assert first.db is not None
+    grown_from = pages["p07"]
+    grown = Page(slug="p07", name="Name07", facts=Walked([*grown_from.facts, fact("new1", "violin")]))
+    after = {**pages, "p07": grown}
+    for p in [*pages.values(), grown]:
+        p.facts.walks = 0
+    second = Memoire(paths, StubReader(after), first)
+    assert second._db is not None and first._db is None
+    assert {s: p.facts.walks for s, p in pages.items() if p.facts.walks} == {"p07": 1}  # the old list: its ids
+    assert grown.facts.walks == 2  # its ids, then the facts that came in
+    assert second.facts == Memoire(paths, StubReader(after)).facts and second.nodes_with("violin") == {"p07"}
+    shrunk_from = after["p33"]
+    shrunk = Page(slug="p33", name="Name33", facts=Walked([shrunk_from.facts[1]]))
+    later = {**after, "p33": shrunk}
+    for p in [*later.values(), shrunk_from]:
+        p.facts.walks = 0
+    third = Memoire(paths, StubReader(later), second)
+    assert shrunk_from.facts.walks == 2 and shrunk.facts.walks == 1
+    assert {s: p.facts.walks for s, p in later.items() if s != "p33" and p.facts.walks} == {}
+    assert third.facts == Memoire(paths, StubReader(later)).facts and third.nodes_with("river") == set(later)
+    assert "f33a" not in third.facts and third.nodes_with("garden") == set(later) - {"p33"}
+
+
+def test_rows_derived_from_an_empty_memory_are_numbered_as_a_fresh_build_numbers_them(tmp_path):
+    paths = memory(tmp_path, [Page(slug="a", name="Alpha")])
+    reader = PageReader()
+    first = Memoire(paths, reader)
+    assert first.db is not None and first._rowid == {}
+    page = Page(slug="a", name="Alpha", facts=[fact("a1", "garden"), fact("a2", "river"), fact("a3", "coffee")])
+    page.write(paths.fiches)
+    second = Memoire(paths, reader, first)
+    fresh = Memoire(paths)
+    assert fresh.db is not None
+    assert second._db is not None and second._rowid == fresh._rowid == {"a1": 1, "a2": 2, "a3": 3}
+    assert fts(second) == fts(fresh)
+
+
+def test_rows_after_an_odd_last_row_and_an_edit_to_a_smaller_text(tmp_path):
+    a = Page(slug="a", name="Alpha", facts=[fact(f"a{i}", w) for i, w in enumerate(["garden", "river", "coffee",
+                                                                                      "piano", "violin"])])
+    paths = memory(tmp_path, [a])
+    reader = PageReader()
+    first = Memoire(paths, reader)
+    db = first.db
+    assert max(first._rowid.values()) == 5
+    a.facts[1] = replace(a.facts[1], text="apple")  # a smaller text: its row replaced
+    a.facts.append(fact("a9", "museum"))
+    a.write(paths.fiches)
+    second = Memoire(paths, reader, first)
+    assert second._db is db and fts(second) == fts(Memoire(paths))
+    assert sorted(second._rowid.values()) == [1, 3, 4, 5, 6, 7]
+    assert second.nodes_with("apple") == {"a"} and second.nodes_with("river") == set()
