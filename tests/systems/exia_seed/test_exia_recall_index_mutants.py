@@ -657,3 +657,63 @@ def test_rows_after_an_odd_last_row_and_an_edit_to_a_smaller_text(tmp_path):
     assert second._db is db and fts(second) == fts(Memoire(paths))
     assert sorted(second._rowid.values()) == [1, 3, 4, 5, 6, 7]
     assert second.nodes_with("apple") == {"a"} and second.nodes_with("river") == set()
+
+
+# -- randomized: accents, other types and sections, ties, and deletions through derived memories ----
+
+ACCENTED = ["café", "cafe", "crème", "creme", "Zoë", "garden", "river", "piano", "noël", "harbour"]
+
+
+def random_accented_fact(rng, fid: str) -> Fact:
+    return fact(fid, " ".join(rng.sample(ACCENTED, rng.randint(1, 3))),
+                section=rng.choice(["episodic", "procedural", "autre", "semantic"]),
+                said=rng.choice([None, "2026-03-01", "2026-03-10", "2026-03-11"]),
+                event=rng.choice([None, None, "2026-03-09", "2026-03-12"]),
+                until=rng.choice([None, "2026-03-05", "2026-03-10", "2026-03-20"]),
+                type=rng.choice(["fait", "prospective", "rappel"]),
+                privacy=rng.choice(["normal", "normal", "private", "confidential"]),
+                superseded_by=rng.choice([None, None, "fz"]))
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_derived_memories_recall_as_fresh_ones_read_by_the_plain_rule(tmp_path, seed):
+    import random
+    rng = random.Random(seed)
+    paths = MemoryPaths(tmp_path / "mem")
+    pages = {s: Page(slug=s, name=n, facts=[random_accented_fact(rng, f"{s}{i:02d}") for i in range(rng.randint(0, 8))])
+             for s, n in (("a", "Alpha"), ("b", "Bravo"), ("c", "Crème"))}
+    reader = PageReader()
+    previous = None
+    n = 100
+    for _step in range(5):
+        for page in pages.values():
+            roll = rng.random()
+            if roll < 0.3 and page.facts:  # a deletion
+                del page.facts[rng.randrange(len(page.facts))]
+            elif roll < 0.5 and page.facts:  # a supersession (an unindexed field)
+                i = rng.randrange(len(page.facts))
+                page.facts[i] = replace(page.facts[i], superseded_by=f"s{n}")
+            elif roll < 0.6 and page.facts:  # an edit
+                i = rng.randrange(len(page.facts))
+                page.facts[i] = replace(page.facts[i], text=" ".join(rng.sample(ACCENTED, 2)))
+            for _ in range(rng.randint(0, 3)):
+                n += 1
+                page.facts.append(random_accented_fact(rng, f"n{rng.randint(0, 999):03d}{n}"))
+            page.write(paths.fiches)
+        write_graph(paths, pages, NOW)
+        derived = Memoire(paths, reader, previous)
+        fresh = Memoire(paths)
+        for slug in rng.sample(sorted(derived.pages), 2):
+            derived.index(slug)
+        for _ in range(4):
+            query = " ".join(rng.sample(ACCENTED + ["Alpha", "Bravo", "Creme"], rng.randint(0, 3)))
+            settings = Settings(facts_per_subject=rng.choice([1, 2, 50]), recall_budget_tokens=rng.choice([8, 1200]),
+                                activation_threshold=rng.choice([0.0, 0.2]), phase=2,
+                                fix=Fixes(enforce_privacy=rng.random() < 0.5))
+            primed = set(rng.sample(sorted(pages), rng.randint(0, 2)))
+            fast, fast_events = run(derived, query, settings, indexed=True, primed=primed)
+            plain_sel, plain_events = run(fresh, query, settings, indexed=False, primed=primed)
+            assert fast.candidates == plain_sel.candidates and fast_events == plain_events, (seed, query)
+            assert (fast.selected, fast.work, fast.pool.count) == (plain_sel.selected, plain_sel.work, plain_sel.pool.count)
+            assert souvenirs(derived, fast, settings) == souvenirs(fresh, plain_sel, settings)
+        previous = derived
