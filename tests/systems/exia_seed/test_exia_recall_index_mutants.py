@@ -717,3 +717,15 @@ def test_derived_memories_recall_as_fresh_ones_read_by_the_plain_rule(tmp_path, 
             assert (fast.selected, fast.work, fast.pool.count) == (plain_sel.selected, plain_sel.work, plain_sel.pool.count)
             assert souvenirs(derived, fast, settings) == souvenirs(fresh, plain_sel, settings)
         previous = derived
+
+
+@pytest.mark.parametrize("level", [-0.5, 0.0, -1e-323])
+def test_the_pool_keeps_the_plain_order_at_any_level(level):
+    """`IndexPool.add` takes any level: at zero every score ties, below zero more terms score lower."""
+    facts = [fact("x1", "garden river"), fact("x0", "garden"), fact("x2", "river"), fact("x3", "piano"),
+             fact("x4", "garden river", section="procedural")]
+    pool = IndexPool()
+    pool.add("p", PageIndex(facts), level, TERMS, set())
+    assert [(neg, fid) for neg, fid, _ in pool.ordered()] == plain(facts, level, TERMS)
+    procedural = [c for c in plain(facts, level, TERMS) if c[1] == "x4"]
+    assert pool.top("p", 2) == procedural + [c for c in plain(facts, level, TERMS) if c[1] != "x4"][:1]
