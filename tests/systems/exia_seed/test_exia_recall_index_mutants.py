@@ -729,3 +729,16 @@ def test_the_pool_keeps_the_plain_order_at_any_level(level):
     assert [(neg, fid) for neg, fid, _ in pool.ordered()] == plain(facts, level, TERMS)
     procedural = [c for c in plain(facts, level, TERMS) if c[1] == "x4"]
     assert pool.top("p", 2) == procedural + [c for c in plain(facts, level, TERMS) if c[1] != "x4"][:1]
+
+
+@pytest.mark.parametrize("indexed", [True, False])
+def test_the_selection_carries_the_candidates_scores_and_the_cut_counts_the_rest(tmp_path, indexed):
+    facts = [fact(f"a{i}", "garden river" if i < 2 else "garden") for i in range(6)]
+    memoire = build(tmp_path / "m", [Page(slug="a", name="Alpha", facts=facts)])
+    settings = Settings(facts_per_subject=50, recall_budget_tokens=12, fcm_iterations=0)
+    sel, events = run(memoire, "garden river", settings, indexed=indexed)
+    assert [(s.fact_id, s.score) for s in sel.selected] == [(s.fact_id, s.score) for s in sel.candidates[:2]]
+    assert [s.score for s in sel.selected] == [1.0, 1.0]
+    budget = [e for e in events if e.mechanism == "recall.budget"][0]
+    assert budget.params == {"estimated_tokens": 12, "budget": 12, "cut": 4}
+    assert sel.subjects == ["a"]
