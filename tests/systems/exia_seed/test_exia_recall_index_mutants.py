@@ -742,3 +742,22 @@ def test_the_selection_carries_the_candidates_scores_and_the_cut_counts_the_rest
     budget = [e for e in events if e.mechanism == "recall.budget"][0]
     assert budget.params == {"estimated_tokens": 12, "budget": 12, "cut": 4}
     assert sel.subjects == ["a"]
+
+
+def test_tables_built_on_one_thread_answer_on_another_also_after_a_derivation(tmp_path):
+    """The FTS5 tables are built on first use, and a derived memory takes the previous one's: the
+    recall cache is shared, so a tool call on another thread reads tables another thread built."""
+    from concurrent.futures import ThreadPoolExecutor
+    a = Page(slug="a", name="Alpha", facts=[fact("a1", "garden river")])
+    paths = memory(tmp_path, [a])
+    reader = PageReader()
+    first = Memoire(paths, reader)
+    assert first.nodes_with("garden") == {"a"}  # built here, on the main thread
+    with ThreadPoolExecutor(max_workers=1) as pool_:
+        assert pool_.submit(first.nodes_with, "river").result() == {"a"}
+        assert [fid for fid, _ in pool_.submit(first.bm25, ["garden"], 5).result()] == ["a1"]
+    a.facts.append(fact("a2", "violin"))
+    a.write(paths.fiches)
+    second = Memoire(paths, reader, first)
+    with ThreadPoolExecutor(max_workers=1) as pool_:
+        assert pool_.submit(second.nodes_with, "violin").result() == {"a"}
