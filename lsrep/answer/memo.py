@@ -14,16 +14,19 @@ returns cannot depend on anything its key leaves out:
   own line, None where the line has none), its speakers' words and each sentence's words;
 - `context(texts, today)`: a call's sentences in order (`Sentence`, an undated one dated `today`),
   their words, the speakers' words, and what is derived from them alone (`Context.derived`);
-- `matches(text, wanted)`: the question words each sentence of one fragment gives (`matched`), by
-  line and counted;
+- `question_matches`: per fragment, the question words each of its sentences gives (`matched`), by
+  line and counted (`matches`), kept by the fragment's text and the question's words; a sentence's
+  hits by the question's words and those of its words that can give one (`_matched`: `matched`
+  reads no other, a test checks it);
 - `witnesses(bag, wanted)`: the sentence words that give a question word;
 - `per_sentence(f)`: `f(kind, sentence, question)` of a sentence rebuilt from the key (its text,
   line, date and speaker; order 0: a span read from one sentence never depends on where it stands).
 
-Bounded: least-recently-used caches of 16,384 fragments (sentences and views), 16 contexts, 65,536
-(fragment, question) matches, 32,768 witness sets and 65,536 sentence spans; on LoCoMo's full-context
-condition that is at most ≈ 40 MB, most of it the match entries (about 150 bytes each when, as for most
-pairs, nothing matches). Everything is a function of its key, so results stay deterministic whatever
+Bounded: least-recently-used caches of 8,192 fragment views (beside `fragment_sentences`' 16,384
+texts), 16 contexts, 32,768 witness and match sets and 65,536 sentence spans, and the match tables
+(`question_matches`) dropped whole past 131,072 (question, fragment) pairs, one dict slot each (equal
+entries shared). Measured: 21 MB held after LoCoMo conv-26 under full-context (1,932 answers, 80k
+pairs; tracemalloc). Everything is a function of its key, so results stay deterministic whatever
 the order of calls or threads. `disabled()` bypasses the memo (tests compare answers with and without
 it); `clear()` empties it.
 """
@@ -147,7 +150,7 @@ class FragmentView(NamedTuple):
     """Each sentence's line, as an index into `lines`."""
 
 
-@memoised(1 << 14)
+@memoised(1 << 13)
 def fragment_view(text: str) -> FragmentView:
     parts = fragment_sentences(text)
     who = [keys(speaker) if speaker else EMPTY for _, _, _, speaker in parts]
