@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from operator import attrgetter
@@ -161,8 +161,8 @@ class ExtractiveAnswerer:
                 score *= ASKING_FACTOR  # a sentence that asks states nothing; the reply to it answers
             scored.append((score, -s.order, s, witnesses(bag, wanted)))
         if not scored:
-            sole = _sole_line(sentences, lines, [overlap(b, h) + (0.5 if _typed_span(kind, x, question) else 0.0)
-                                                 for x, b, h in zip(sentences, bags, hits, strict=True)])
+            sole = _sole_line(sentences, lines, lambda x: overlap(bags[x.order], hits[x.order])
+                              + (0.5 if _typed_span(kind, x, question) else 0.0))
             if sole is None:
                 return ABSTAIN_TEXT
             scored = [(0.0, -sole.order, sole, witnesses(bags[sole.order], wanted))]
@@ -369,14 +369,15 @@ def _whole_line(s: Sentence) -> Sentence:
     return Sentence(s.line, s.line, s.when, s.speaker, s.order)
 
 
-def _sole_line(sentences: list[Sentence], lines: dict[str, frozenset[str]], overlaps: list[float]) -> Sentence | None:
+def _sole_line(sentences: Sequence[Sentence], lines: dict[str, frozenset[str]],
+               overlap: Callable[[Sentence], float]) -> Sentence | None:
     """When only one line shares any word with the question: its sentence sharing the most (weighted),
     else its fullest sentence (a long turn states its fact in one sentence among many)."""
     matching = [line for line, hit in lines.items() if hit]
     if len(matching) != 1:
         return None
     return max((s for s in sentences if s.line == matching[0]),
-               key=lambda s: (overlaps[s.order], len(keys(s.text)), -s.order))
+               key=lambda s: (overlap(s), len(keys(s.text)), -s.order))
 
 
 def _speak(span: str, speaker: str | None) -> str:
