@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime
-from functools import lru_cache
+from datetime import datetime
+from operator import attrgetter
 
 from lsrep.answer.asking import answered_by, asks
 from lsrep.answer.categories import CATEGORY_KINDS, category_kind, category_span
@@ -23,8 +23,10 @@ from lsrep.answer.entities import CAPITALISED, names_in, organisation_in, place_
 from lsrep.answer.feeling import asks_feeling, feeling_sentence, feeling_words
 from lsrep.answer.kinds import question_type
 from lsrep.answer.lists import LIST_SHARE, asks_for_list, list_of
+from lsrep.answer.memo import Sentence, context, per_sentence, question_matches, witnesses
+from lsrep.answer.memo import fragment_sentences as fragment_sentences  # re-exported
 from lsrep.answer.polarity import unstated
-from lsrep.answer.related import matched, related, witnesses
+from lsrep.answer.related import matched, related
 from lsrep.answer.rules import RULES
 from lsrep.answer.when import since
 from lsrep.answer.words import QUESTION_WORDS, keys
@@ -35,6 +37,7 @@ from lsrep.temporal import (
 from lsrep.text import fold
 
 ABSTAIN_TEXT = "I don't know."
+_TEXT = attrgetter("text")
 ENTITY_KINDS = frozenset({"person", "place", "org"})
 """Question kinds whose typed span, present in a sentence, counts as one shared word toward min_overlap."""
 INSTANCE_KINDS = frozenset({"place", *CATEGORY_KINDS})
@@ -56,11 +59,6 @@ before, when it is the last)."""
 """A sentence ending in "?" scores this share of its overlap (it asks; it states nothing)."""
 
 
-_LINE_HEAD = re.compile(
-    r"^\s*\[(\d{4})-(\d{2})-(\d{2})(?:[ T]\d{2}:\d{2}(?::\d{2})?)?(?:\s+(?P<inside>[^\]]{1,60}))?\]\s*"
-    r"(?:(?P<who>[^:\[\]()]{1,60}?)\s*(?:\((?:user|assistant|system)\))?\s*:\s+)?")
-_ANY_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)")
 _CLAUSE = re.compile(r"\s*[;:()]\s*|\s+[—–-]+\s+|\s+(?:but|although|though)\s+|(?<!\ba)\s+while\s+")
 """Clause boundaries; "while" joins clauses, "a while" is a length of time ("a while ago")."""
 
@@ -103,53 +101,6 @@ _AGO = re.compile(
 
 
 @dataclass(frozen=True)
-class Sentence:
-    text: str
-    line: str
-    when: date
-    speaker: str | None
-    order: int
-
-
-def _sentences(fragments: Sequence[Fragment], now: date) -> list[Sentence]:
-    out: list[Sentence] = []
-    for fragment in fragments:
-        for text, line, when, speaker in fragment_sentences(fragment.text):
-            out.append(Sentence(text, line, when or now, speaker, len(out)))
-    return out
-
-
-@lru_cache(maxsize=1 << 14)
-def fragment_sentences(text: str) -> tuple[tuple[str, str, date | None, str | None], ...]:
-    """(sentence, its line, its date or None for the simulated now, speaker) of one fragment's text.
-
-    Memoised by the text: the same turns come back checkpoint after checkpoint, and nothing here
-    depends on the probe (a line with no date of its own is dated by the caller's now)."""
-    out: list[tuple[str, str, date | None, str | None]] = []
-    last = None
-    for raw in text.splitlines():
-        head = _LINE_HEAD.match(raw)
-        speaker = None
-        body = raw
-        if head:
-            last = date(int(head.group(1)), int(head.group(2)), int(head.group(3)))
-            speaker = (head.group("who") or head.group("inside") or "").strip() or None
-            body = raw[head.end():]
-        elif last is None:
-            found = _ANY_DATE.search(text)
-            if found:
-                try:
-                    last = date(int(found.group(1)), int(found.group(2)), int(found.group(3)))
-                except ValueError:
-                    last = None
-        body = " ".join(body.replace("[", " ").replace("]", " ").split())
-        if not body:
-            continue
-        out.extend((part.strip(), body, last, speaker) for part in _SENTENCE.split(body) if part.strip())
-    return tuple(out)
-
-
-@dataclass(frozen=True)
 class ExtractiveAnswerer:
     """Offline deterministic span answerer (labelled `extractive-offline` in every output)."""
 
@@ -162,7 +113,10 @@ class ExtractiveAnswerer:
 
     def answer(self, question: str, fragments: Sequence[Fragment], now: datetime | None = None) -> str:
         today = (now or datetime(1970, 1, 1)).date()
-        sentences = _sentences(fragments, today)
+        # Per-fragment and per-sentence work is memoised (`lsrep.answer.memo`): the same question comes
+        # back against mostly the same fragments; everything across sentences is computed here.
+        ctx = context(tuple(map(_TEXT, fragments)), today)
+        sentences, bags, names = ctx.sentences, ctx.bags, ctx.names
         wanted = keys(question) - QUESTION_WORDS
         need = max(1, min(self.min_overlap, len(wanted)))
         if not sentences or not wanted:
@@ -172,22 +126,12 @@ class ExtractiveAnswerer:
         avoid = keys(beside.group(1)) - QUESTION_WORDS if beside else frozenset()
         kind = (category_kind(question) or kind) if kind == "other" else kind
         listing = asks_for_list(question) and not asks_feeling(question) and kind in ("other", "place", "person", "org", *CATEGORY_KINDS)
-        speakers = [keys(s.speaker) if s.speaker else frozenset() for s in sentences]
-        bags = [keys(s.text) | who for s, who in zip(sentences, speakers, strict=True)]
-        hits = [matched(bag, wanted) for bag in bags]
-        lines = {}
-        for s, hit in zip(sentences, hits, strict=True):
-            lines[s.line] = lines.get(s.line, frozenset()) | hit
-        df: dict[str, int] = {}
-        for hit in hits:
-            for t in hit:
-                df[t] = df.get(t, 0) + 1
+        hits, lines, df, found = question_matches(ctx, wanted)  # as `matched`, by sentence and by line
         n = len(sentences)
         weight = {t: math.log(1 + n / (1 + df.get(t, 0))) for t in wanted}
         head = _HEAD.match(question)
         for t in keys(head.group(1)) & wanted if head else ():
             weight[t] *= HEAD_WEIGHT  # "What kind of event ...": the sentence naming an event answers
-        names = frozenset().union(*speakers)
         if kind == "other" and _BOTH.search(question) and not _YES_NO.match(question):
             common = _in_common(question, sentences, bags, wanted, names)
             if common is not None:
@@ -197,7 +141,10 @@ class ExtractiveAnswerer:
             return sum(weight[t] * (1.0 if t in bag else RELATED_WEIGHT) for t in sorted(hit))
 
         scored = []
-        for s, bag, hit in zip(sentences, bags, hits, strict=True):
+        # A sentence giving no question word but a speaker's name is skipped below (unless it may name an
+        # instance of a listed kind): `found` holds the others.
+        for i in range(n) if listing and kind in INSTANCE_KINDS else found:
+            s, bag, hit = sentences[i], bags[i], hits[i]
             in_line = lines[s.line]
             if not hit - names and not (listing and kind in INSTANCE_KINDS):
                 continue
@@ -214,8 +161,8 @@ class ExtractiveAnswerer:
                 score *= ASKING_FACTOR  # a sentence that asks states nothing; the reply to it answers
             scored.append((score, -s.order, s, witnesses(bag, wanted)))
         if not scored:
-            sole = _sole_line(sentences, lines, [overlap(b, h) + (0.5 if _typed_span(kind, x, question) else 0.0)
-                                                 for x, b, h in zip(sentences, bags, hits, strict=True)])
+            sole = _sole_line(sentences, lines, lambda x: overlap(bags[x.order], hits[x.order])
+                              + (0.5 if _typed_span(kind, x, question) else 0.0))
             if sole is None:
                 return ABSTAIN_TEXT
             scored = [(0.0, -sole.order, sole, witnesses(bags[sole.order], wanted))]
@@ -278,7 +225,7 @@ class ExtractiveAnswerer:
         if kind == "date":
             nearby = _same_visit_date(best, sentences, bags, wanted - names)
             return nearby or fmt_day(best.when)
-        picked = choose(question, dict.fromkeys(s.line for s in sentences), keys, related)
+        picked = choose(question, dict.fromkeys(ctx.lines), keys, related)
         if picked:
             return picked
         if _YES_NO.match(question):
@@ -291,11 +238,11 @@ class ExtractiveAnswerer:
                 if 2 * len(stated) < len(asked):
                     return f"{unstated(question, best.line)}, {clause}"
             return f"{'No' if _NEGATED.search(best.text) else 'Yes'}, {clause}"
-        following = {s.order - 1: s for s in sentences if s.order and sentences[s.order - 1].line == s.line
-                     and not _CAPTION.match(s.text)}  # a shared image's caption says nothing more of the turn
-
-        preceding = {s.order + 1: s for s in sentences if s.order + 1 < len(sentences)
-                     and sentences[s.order + 1].line == s.line}
+        following = ctx.derived("following", lambda: {
+            s.order - 1: s for s in sentences if s.order and sentences[s.order - 1].line == s.line
+            and not _CAPTION.match(s.text)})  # a shared image's caption says nothing more of the turn
+        preceding = ctx.derived("preceding", lambda: {s.order + 1: s for s in sentences if s.order + 1 < len(sentences)
+                                                      and sentences[s.order + 1].line == s.line})
 
         def answer_clause(s: Sentence, sh: frozenset[str]) -> str:
             clause = _clause(s.text, sh - names - avoid, avoid)
@@ -422,14 +369,15 @@ def _whole_line(s: Sentence) -> Sentence:
     return Sentence(s.line, s.line, s.when, s.speaker, s.order)
 
 
-def _sole_line(sentences: list[Sentence], lines: dict[str, frozenset[str]], overlaps: list[float]) -> Sentence | None:
+def _sole_line(sentences: Sequence[Sentence], lines: dict[str, frozenset[str]],
+               overlap: Callable[[Sentence], float]) -> Sentence | None:
     """When only one line shares any word with the question: its sentence sharing the most (weighted),
     else its fullest sentence (a long turn states its fact in one sentence among many)."""
     matching = [line for line, hit in lines.items() if hit]
     if len(matching) != 1:
         return None
     return max((s for s in sentences if s.line == matching[0]),
-               key=lambda s: (overlaps[s.order], len(keys(s.text)), -s.order))
+               key=lambda s: (overlap(s), len(keys(s.text)), -s.order))
 
 
 def _speak(span: str, speaker: str | None) -> str:
@@ -466,6 +414,7 @@ def _clause(text: str, shared: frozenset[str], avoid: frozenset[str] = frozenset
     return out
 
 
+@per_sentence
 def _typed_span(kind: str, s: Sentence, question: str) -> str | None:
     if kind == "date":
         return date_span(s.text, s.when, question)
