@@ -479,3 +479,69 @@ def test_decayed_all_pins_the_formula_clamp_and_floor():
     assert got == [("a", 0.25), ("b", 0.4), ("c", 0.1), ("d", 0.6), ("e", 0.5), ("f", 0.5 * 2.0 ** -0.25)]
     assert got == [(i, decayed(s, at, now, config)) for i, s, at in rows]
     assert decayed_all([], now, config) == []
+
+
+def test_decayed_all_computes_the_power_once_per_set_at(monkeypatch):
+    """The work: one date parse (and power) per distinct "set at", whatever the row count."""
+    from lsrep.systems.ice import workers
+
+    parsed: list[str] = []
+
+    class CountingDatetime(datetime):
+        @classmethod
+        def fromisoformat(cls, s: str) -> datetime:
+            parsed.append(s)
+            return datetime.fromisoformat(s)
+
+    monkeypatch.setattr(workers, "datetime", CountingDatetime)
+    config = IceConfig(decay_half_life_days=3.0, decay_floor=0.05)
+    stamps = [(T0 + timedelta(days=d)).isoformat() for d in (0, 1.5, 2)]
+    rows = [(f"r{i}", 0.2 + 0.1 * (i % 7), stamps[(i * 5) % 3]) for i in range(30)]
+    now = T0 + timedelta(days=6)
+    got = decayed_all(rows, now, config)
+    assert sorted(parsed) == sorted(stamps) and len(parsed) == 3
+    monkeypatch.undo()
+    assert got == [(i, decayed(s, at, now, config)) for i, s, at in rows]
+
+
+def test_turn_vectors_shapes_before_and_after_an_empty_load():
+    tv = TurnVectors()
+    assert tv.matrix().shape == (0, 0) and tv._codes.shape == (0,)
+    tv.load([])
+    assert tv.matrix().shape == (0, 0) and tv._buf.shape == (0, 0) and tv._codes.shape == (0,)
+
+
+def test_turn_vectors_one_loaded_row_then_appends():
+    tv = TurnVectors()
+    tv.load([("a", np.array([1, 0], dtype=np.float32).tobytes(), "x")])
+    assert tv._buf.shape == (1, 2)
+    tv.append("b", np.array([0, 1], dtype=np.float32), "y")
+    assert tv._buf.shape == (2, 2) and tv.ids == ["a", "b"]
+    tv.append("c", np.array([0.6, 0.8], dtype=np.float32), "x")
+    assert tv._buf.shape == (4, 2)
+    assert _bits(tv.matrix().ravel()) == _bits(np.array([1, 0, 0, 1, 0.6, 0.8], dtype=np.float32))
+    assert tv.search(np.array([1, 0], dtype=np.float32), 3) == ["a", "c", "b"]
+    assert tv.search(np.array([1, 0], dtype=np.float32), 3, "x") == ["a", "c"]
+    assert tv.search(np.array([1, 0], dtype=np.float32), 3, "y") == ["b"]
+
+
+def test_turn_vectors_a_new_width_after_many_rows_sizes_the_buffer_from_them():
+    tv = TurnVectors()
+    tv.load([(f"r{i}", np.ones(3, dtype=np.float32).tobytes(), "g") for i in range(20)])
+    tv.append("w", np.array([0, 0, 0, 1], dtype=np.float32), "h")
+    assert tv._buf.shape == (40, 4) and tv._codes.shape == (40,) and len(tv.ids) == 21
+    assert tv.search(np.array([0, 0, 0, 1], dtype=np.float32), 2) == ["w", "r0"]
+    assert tv.search(np.array([0, 0, 0, 1], dtype=np.float32), 2, "h") == ["w"]
+
+
+def test_turn_vectors_of_width_zero_keep_their_topics():
+    """Degenerate but accepted: zero-width vectors score 0, ties in storage order, topics kept."""
+    tv = TurnVectors()
+    tv.load([])
+    for i, topic in enumerate(["a", "b", "a", "b", "c"]):
+        tv.append(f"x{i}", np.zeros(0, dtype=np.float32), topic)
+    assert tv._buf.shape == (16, 0)
+    q = np.zeros(0, dtype=np.float32)
+    assert tv.search(q, 9) == ["x0", "x1", "x2", "x3", "x4"]
+    assert tv.search(q, 9, "a") == ["x0", "x2"] and tv.search(q, 9, "b") == ["x1", "x3"]
+    assert tv.search(q, 9, "c") == ["x4"]
