@@ -14,6 +14,7 @@ from datetime import date, datetime
 from functools import lru_cache
 
 from lsrep.answer.asking import answered_by, asks
+from lsrep.answer.bridge import named_in, with_names
 from lsrep.answer.categories import CATEGORY_KINDS, category_kind, category_span
 from lsrep.answer.choice import choose
 from lsrep.answer.counting import count_span, counted, counts_noun
@@ -154,7 +155,7 @@ class ExtractiveAnswerer:
     """Offline deterministic span answerer (labelled `extractive-offline` in every output)."""
 
     name: str = "extractive-offline"
-    version: str = "6"
+    version: str = "7"
     min_overlap: int = 2
     """Shared content words a sentence needs (capped at the question's own count); with 2, a
     name present in every line (the speaker's) cannot answer every question about that person."""
@@ -240,6 +241,9 @@ class ExtractiveAnswerer:
             best = answered_by(best, sentences, lambda x: (score_of.get(x.order, 0.0),
                                                            len(bags[x.order] - wanted - names - _FILLER) >= 2))
             shared = witnesses(bags[best.order], wanted)
+        if kind in ("place", "other", "person", "org") and not listing:  # v7: "my old area" named in another turn
+            best = _part(best, with_names(best.text, named_in(
+                [s.line for s in sentences if s.speaker == best.speaker and s.line != best.line], names)))
         if kind == "other" and not listing and asks_feeling(question):
             felt = feeling_sentence(best, sentences, question)
             if felt is not None:

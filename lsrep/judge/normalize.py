@@ -50,6 +50,8 @@ import re
 import string
 from functools import lru_cache
 
+from lsrep.judge.lexicon import same_word
+from lsrep.judge.owner import OWNER_PRONOUNS, other_owner, owner_span
 from lsrep.temporal import date_spans, whole_date
 from lsrep.text import STOPWORDS, fold
 
@@ -154,7 +156,7 @@ def normal_tokens(text: str) -> tuple[str, ...]:
     t = re.sub(r"'s\b", "", t)
     words = t.translate(_PUNCT).split()
     words = _numbers(words)
-    return tuple(_derived(fold(w)) for w in words if w not in _ARTICLES)
+    return tuple(_derived(fold(same_word(w))) for w in words if w not in _ARTICLES)
 
 
 _NOUN_SUFFIX = re.compile(r"^(\w{6,}?)(?:(a|e)nc|ness)$")
@@ -378,7 +380,10 @@ def gives(answer: str, reference: str, question: str = "", _depth: int = 0) -> b
     if not ref_tokens:
         return False
     if span_in(ans_tokens, ref_tokens):
-        return not _negated_at(ans_tokens, ref_tokens)
+        lead = full[0] if full and full[0] in OWNER_PRONOUNS and full[1:] == ref_tokens else None
+        return not _negated_at(ans_tokens, ref_tokens) and not (lead and other_owner(ans_tokens, ref_tokens, lead))
+    if owner_span(ans_tokens, ref_tokens):
+        return True  # "for his business" given by "for Jon's biz" (v5: lsrep.judge.owner)
     if (len(ref_tokens) > 1 and ref_tokens[-1] == _AGO and span_in(ans_tokens, (*ref_tokens[:-1], _BEFORE))
             and date_spans(answer)):
         return True  # "a few years ago" given as "a few years before 8 February 2023" (anchored, same length)

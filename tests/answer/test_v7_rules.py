@@ -1,0 +1,37 @@
+"""Answerer v7 rules: a phrase the best sentence uses is named by the same speaker in another turn."""
+
+from __future__ import annotations
+
+from lsrep.answer.bridge import named_in, with_names
+from lsrep.judge.normalize import gives
+from tests.answer.answer_testkit import ask, line
+
+
+def test_a_phrase_named_by_the_same_speaker_elsewhere_is_answered_by_its_name():
+    answer = ask("What area was hit by a flood?",
+                 line("2023-05-06 10:00", "John", "I want to work on improving my old area, West County, too."),
+                 line("2023-07-07 10:00", "John", "Since we talked, it's been tough. My old area was hit by a flood."))
+    assert gives(answer, "West County"), answer
+    answer = ask("Where did Ana move from four years ago?",
+                 line("2023-06-09 10:00", "Ana", "I've known these friends for 4 years, since I moved from my home country."),
+                 line("2023-06-27 10:00", "Ana", "This necklace is a gift from my grandma in my home country, Sweden."))
+    assert gives(answer, "Sweden"), answer
+
+
+def test_another_speakers_phrase_or_a_greeting_is_no_name():
+    # Ben's home country is not Ana's.
+    answer = ask("Where did Ana move from four years ago?",
+                 line("2023-06-09 10:00", "Ana", "I've known these friends for 4 years, since I moved from my home country."),
+                 line("2023-06-27 10:00", "Ben", "This is a gift from my grandma in my home country, Norway."))
+    assert "Norway" not in answer, answer
+    # "thanks, my friend, Ben": the listener, not a name for "my friend"
+    names = named_in(["Thanks so much, my friend, Ben!"], frozenset({"ben", "ana"}))
+    assert names == {}
+    assert named_in(["I met my new coach, Sara Lee, at the gym."], frozenset({"ana"})) == {"my new coach": "Sara Lee"}
+    # a phrase the sentence does not hold word for word is left alone; a phrase already named is not named twice
+    assert with_names("My coach is strict.", {"my new coach": "Sara Lee"}) == "My coach is strict."
+    assert with_names("My new coach, Sara Lee, is strict.", {"my new coach": "Sara Lee"}) == \
+        "My new coach, Sara Lee, is strict."
+    assert with_names("My new coach is strict.", {"my new coach": "Sara Lee"}) == "My new coach, Sara Lee, is strict."
+    # a weekday or month after the comma names nothing
+    assert named_in(["I saw my old friend, Monday was great."], frozenset()) == {}
