@@ -51,7 +51,7 @@ ASKING_FACTOR = 0.5
 THIN_CLAUSE = 2
 """A clause adding fewer content words than this beyond the shared ones is joined by the next clause of
 its sentence (the one before, when it is the last)."""
-THIN_WORDS = 5
+THIN_WORDS = 10
 """A clause adding fewer content words of its own is joined by the next sentence of its turn (the one
 before, when it is the last)."""
 """A sentence ending in "?" scores this share of its overlap (it asks; it states nothing)."""
@@ -78,6 +78,7 @@ _POINTS_BACK = re.compile(r"\b(?:(?:reminded|reminds|remind|made|makes|showed|sh
 _BESIDES = re.compile(r"\b(?:besides|other than|apart from|aside from|except(?: for)?|in addition to)\s+([^?,;]+)",
                       re.I)
 _CAPTION = re.compile(r"^\W*shares an image\b", re.I)
+_WORDY = re.compile(r"[^\W\d_]{2}")
 _SHARES = re.compile(r"\bshares an image\s*[:,]?\s*", re.I)
 _DEICTIC = re.compile(r"\b(?:here'?s|here is|check (?:it|this) out|look at|looky here)\b|"
                       r"\b(?:this|these|pic|photo|picture|one)\W*$", re.I)
@@ -296,7 +297,7 @@ class ExtractiveAnswerer:
                     return f"{unstated(question, best.line)}, {clause}"
             return f"{'No' if _NEGATED.search(best.text) else 'Yes'}, {clause}"
         following = {s.order - 1: s for s in sentences if s.order and sentences[s.order - 1].line == s.line
-                     and not _CAPTION.match(s.text)}  # a shared image's caption says nothing more of the turn
+                     and not _CAPTION.match(s.text) and _WORDY.search(s.text)}  # a caption, a bare "(2026-03-02)": nothing
 
         preceding = {s.order + 1: s for s in sentences if s.order + 1 < len(sentences)
                      and sentences[s.order + 1].line == s.line}

@@ -230,6 +230,9 @@ def covers(answer_tokens: tuple[str, ...], ref_tokens: tuple[str, ...], asked: f
 
 NEGATION_REACH = 3
 """A negation word negates the first content word up to this many tokens after it."""
+_ASKING_PRONOUNS = frozenset({"you", "it", "they", "we", "i", "he", "she"})
+"""A negation followed by a subject pronoun is a question or its tag ("don't you think", "isn't it
+lovely", "why don't we go"), not a negated statement."""
 _INTENSIFIERS = frozenset(fold(w) for w in "really truly actually even ever quite always yet exactly necessarily "
                           "particularly totally much at all".split())
 """Words between a negation and what it negates ("never really liked", "not much of an impact")."""
@@ -240,8 +243,8 @@ def _negated_words(tokens: tuple[str, ...], words: set[str]) -> set[str]:
     NEGATION_REACH ("not feeling like making an impact": feeling; "not tough; keep it clean": tough)."""
     out = set()
     for i, t in enumerate(tokens):
-        if t not in _NEGATIONS:
-            continue
+        if t not in _NEGATIONS or (i + 1 < len(tokens) and tokens[i + 1] in _ASKING_PRONOUNS):
+            continue  # "don't you think", "isn't it": a question tag asks, it negates nothing (v5)
         head = next((w for w in tokens[i + 1:i + 1 + NEGATION_REACH]
                      if w not in STOPWORDS and w not in _NEGATIONS and w not in _INTENSIFIERS), None)
         if head in words:

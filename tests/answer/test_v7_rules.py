@@ -35,3 +35,20 @@ def test_another_speakers_phrase_or_a_greeting_is_no_name():
     assert with_names("My new coach is strict.", {"my new coach": "Sara Lee"}) == "My new coach, Sara Lee, is strict."
     # a weekday or month after the comma names nothing
     assert named_in(["I saw my old friend, Monday was great."], frozenset()) == {}
+
+
+def test_a_sentence_saying_fewer_than_ten_words_of_its_own_is_joined_by_the_next():
+    # The best sentence sets the question up; the plan is in the next sentence of the turn.
+    answer = ask("What does Ana plan to do at the launch party?",
+                 line("2024-05-01 10:00", "Ana", "The launch party is tomorrow evening and I am not going to forget a single minute "
+                                                 "of it! Ben and I plan to soak up every happy moment."))
+    assert gives(answer, "soak up every happy moment"), answer
+
+
+def test_a_sentence_saying_ten_words_of_its_own_stands_alone():
+    # Hard negative: a full sentence is the answer; the next one (about Ben) is not added.
+    answer = ask("What does Ana plan to do at the launch party?",
+                 line("2024-05-01 10:00", "Ana", "At the launch party tomorrow I plan to thank every single volunteer, "
+                                                 "investor, neighbour, teacher and friend who helped us build the shop. "
+                                                 "Ben will bake cookies."))
+    assert "volunteer" in answer and "cookies" not in answer, answer

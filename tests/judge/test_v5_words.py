@@ -50,3 +50,17 @@ def test_another_persons_pronoun_is_not_the_owner():
     assert gives("Lena's brother helped", "her brother", "Who helped Lena move?")
     # ...but "your" is the conversation's view of the same person
     assert gives("Lena told him: your patience is amazing", "his patience", "What does Lena admire in Omar?")
+
+
+def test_a_question_tag_negates_nothing():
+    q = "What does Omar joke about doing after the writing class?"
+    ref = "start thinking about a novel and publish it online"
+    assert gives("We should write together, don't you think? Maybe I'll start to think of a novel and publish it "
+                 "online myself.", ref, q)
+    # hard negatives: a real negation beside a tag still negates; "not that" is a negation, not a tag
+    assert not gives("She didn't love the crowd or the band's energy, don't you think?",
+                     "loved the band's energy and the crowd", "What did Lena think of the festival?")
+    from lsrep.judge.normalize import _negated_words
+
+    assert _negated_words(normal_tokens("it was not that great fun"), {"great"}) == {"great"}
+    assert _negated_words(normal_tokens("don't you think it's great fun"), {"think"}) == set()
