@@ -48,7 +48,7 @@ HEAD_WEIGHT = 2.0
 _HEAD = re.compile(r"^\W*(?:what|which)\s+(?:(?:kind|type|sort|genre)s?\s+of\s+)?([a-z][\w-]*)\s+(?:did|does|do|is|was|"
                    r"has|have|are|were|had|would|will|can|could)\b", re.I)
 ASKING_FACTOR = 0.5
-THIN_CLAUSE = 2
+THIN_CLAUSE = 4
 """A clause adding fewer content words than this beyond the shared ones is joined by the next clause of
 its sentence (the one before, when it is the last)."""
 THIN_WORDS = 10

@@ -342,7 +342,8 @@ def alternatives(reference: str) -> list[str]:
 def list_items(reference: str) -> list[str]:
     """The items of a list reference ("a, b, and c"; "a; b"); empty when it is not a list."""
     if "," not in reference and ";" not in reference:
-        return []
+        pair = re.fullmatch(r"\s*([\w'’-]+)\s+(?:and|&)\s+([\w'’-]+)\W*", reference)
+        return list(pair.groups()) if pair else []  # v5: "clarinet and violin", two one-word items
     parts = re.split(r"\s*[,;]\s*(?:and\s+|&\s+)?|\s+(?:and|&)\s+(?=[^,;]*$)", reference)
     items = [p.strip(" .\"'") for p in parts if p and p.strip(" .\"'")]
     items = [re.sub(r"^(?:and|&)\s+", "", i) for i in items]

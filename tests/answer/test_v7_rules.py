@@ -52,3 +52,18 @@ def test_a_sentence_saying_ten_words_of_its_own_stands_alone():
                                                  "investor, neighbour, teacher and friend who helped us build the shop. "
                                                  "Ben will bake cookies."))
     assert "volunteer" in answer and "cookies" not in answer, answer
+
+
+def test_a_clause_saying_fewer_than_four_words_of_its_own_takes_the_next_clause():
+    answer = ask("How does Ana describe the film she saw?",
+                 line("2024-05-01 10:00", "Ana", "I saw a film at the festival the other day - the plot was so gripping "
+                                                 "and the cast was superb."))
+    assert "gripping" in answer, answer
+
+
+def test_a_clause_saying_four_words_of_its_own_stands_alone():
+    # Hard negative: the clause says enough; what follows "though" is not added.
+    answer = ask("How does Ana describe the film she saw?",
+                 line("2024-05-01 10:00", "Ana", "I saw a film at the old downtown festival with three close friends "
+                                                 "from college - though I was tired."))
+    assert "festival" in answer and "tired" not in answer, answer

@@ -64,3 +64,16 @@ def test_a_question_tag_negates_nothing():
 
     assert _negated_words(normal_tokens("it was not that great fun"), {"great"}) == {"great"}
     assert _negated_words(normal_tokens("don't you think it's great fun"), {"think"}) == set()
+
+
+def test_two_one_word_items_joined_by_and_are_a_list():
+    q = "What instruments does Melanie play?"
+    answer = "running, reading, or playing her violin; Yeah, I play clarinet. Started when I was young"
+    assert gives(answer, "clarinet and violin", q)
+    # hard negatives: one item is not both; longer phrases joined by "and" stay prose (window and coverage)
+    assert not gives("I play the violin", "clarinet and violin", q)
+    assert not gives("I play the clarinet and the drums", "clarinet and violin", q)
+    from lsrep.judge.normalize import list_items
+
+    assert list_items("clarinet and violin") == ["clarinet", "violin"]
+    assert list_items("personal style and customer comfort") == []
