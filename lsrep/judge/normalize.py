@@ -10,7 +10,11 @@ A reference counts as given when any of these holds, tried in order:
    irregular forms folded, `lsrep.text.fold`; a noun in -ance/-ence/-ness reads as the word it is
    made from when that stem has six letters or more: "intolerance" as "intolerant", "homelessness"
    as "homeless", but "chance" is not "chant"); a leading possessive pronoun of the
-   reference is not required ("her mother" is given by "Maria's mom");
+   reference is not required ("her mother" is given by "Maria's mom"), but another third person's
+   is not it ("his mother"); judge v5: informal, clipped and irregular forms read as the plain word
+   (`lsrep.judge.lexicon`: "biz" business, "pics" photos, "loss" lose), and a possessive or object
+   pronoun anywhere in the reference is given by a name or by nothing (`lsrep.judge.owner`: "for his
+   business" by "for Jon's biz"), never by another pronoun;
 2. **date**: the reference is one date expression and a date the answer names lies
    inside the days it names (`lsrep.temporal`: "June 21st" and "21 June" give
    2026-06-21, "the week before 9 June 2023" is 2-8 June 2023, a date without a
@@ -20,7 +24,8 @@ A reference counts as given when any of these holds, tried in order:
 4. **alternatives**: the reference is "X or Y" and the answer gives one of them;
 5. **list**: the reference is a list ("a, b and c") and the answer gives every item,
    in any order (a list of short items is given in no other way; prose that merely
-   holds commas may still be given by rule 8);
+   holds commas may still be given by rule 8); v5: two one-word items joined by "and"
+   ("clarinet and violin") are a list too;
 6. **yes/no**: the reference starts with yes/no (or "likely no") and the answer
    starts with the same polarity;
 7. **words**: every content word of a reference of two or more content words
@@ -37,7 +42,8 @@ A reference counts as given when any of these holds, tried in order:
    negated in both or in neither ("not happy" is not "happy"). A negation negates the first
    content word after it, within three words ("not really happy": happy; "not tough; keep it
    clean": tough, not keep; "don't feel like making an impact" agrees with "not feeling like
-   making an impact").
+   making an impact"). v5: a negation followed by a subject pronoun is a question or its tag
+   ("don't you think", "isn't it"), negating nothing.
 
 Abstention (`is_abstention`) is a phrase family found anywhere in an answer of any
 length: "I don't know", no information, never/not mentioned, not stated, cannot
