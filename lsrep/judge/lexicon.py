@@ -4,7 +4,8 @@ Conversation says "biz", "pics", "fave", "tourney" where a reference says "busin
 "favorite", "tournament"; a reference says "job loss" where the answer says "lost her job". Each entry
 maps a word to the plain word it stands for, before the judge's usual folding (`lsrep.text.fold`):
 
-- informal or clipped forms of one word ("biz", "pic", "fam", "fave", "tourney", "bday", "convo");
+- informal or clipped forms of one word ("biz", "pic", "fam", "fave", "tourney", "bday", "convo", "comfy",
+  "info", "vid", "grad", "uni", "fridge", "bike", "pup");
 - spelling variants ("favourite");
 - nouns made from a verb irregularly, read as the verb ("loss"/"lose", "death"/"die", "choice"/"choose",
   "growth"/"grow", "belief"/"believe", "failure"/"fail", "imagination"/"imagine", "marriage"/"marry").
@@ -22,6 +23,9 @@ SAME_WORD: dict[str, str] = {
     "kiddos": "kid", "fave": "favorite", "faves": "favorite", "fav": "favorite", "favs": "favorite",
     "bday": "birthday", "tourney": "tournament", "tourneys": "tournament", "convo": "conversation",
     "convos": "conversation", "vacay": "vacation", "grandma": "grandmother", "grandpa": "grandfather",
+    "comfy": "comfortable", "info": "information", "vid": "video", "vids": "video", "veggies": "vegetables",
+    "grad": "graduate", "uni": "university", "prof": "professor", "fridge": "refrigerator", "bike": "bicycle",
+    "bikes": "bicycle", "mic": "microphone", "ppl": "people", "pup": "puppy", "pups": "puppy",
     # spelling
     "favourite": "favorite", "favourites": "favorite", "colour": "color", "colours": "color",
     # irregular nouns of verbs

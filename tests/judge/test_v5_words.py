@@ -77,3 +77,10 @@ def test_two_one_word_items_joined_by_and_are_a_list():
 
     assert list_items("clarinet and violin") == ["clarinet", "violin"]
     assert list_items("personal style and customer comfort") == []
+
+
+def test_clipped_forms_and_their_hard_negatives():
+    q = "What did Lena want her guests to feel?"
+    assert gives("she wanted them to feel cozy and comfy", "cozy and comfortable", q)
+    assert not gives("cozy, though the chairs were not comfy", "cozy and comfortable", q)
+    assert gives("he got a new bike", "a bicycle") and not gives("he bought a motorbike", "a bicycle")
