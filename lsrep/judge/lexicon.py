@@ -26,6 +26,7 @@ SAME_WORD: dict[str, str] = {
     "comfy": "comfortable", "info": "information", "vid": "video", "vids": "video", "veggies": "vegetables",
     "grad": "graduate", "uni": "university", "prof": "professor", "fridge": "refrigerator", "bike": "bicycle",
     "bikes": "bicycle", "mic": "microphone", "ppl": "people", "pup": "puppy", "pups": "puppy",
+    "auntie": "aunt", "aunty": "aunt", "hubby": "husband",
     # spelling
     "favourite": "favorite", "favourites": "favorite", "colour": "color", "colours": "color",
     # irregular nouns of verbs

@@ -84,3 +84,4 @@ def test_clipped_forms_and_their_hard_negatives():
     assert gives("she wanted them to feel cozy and comfy", "cozy and comfortable", q)
     assert not gives("cozy, though the chairs were not comfy", "cozy and comfortable", q)
     assert gives("he got a new bike", "a bicycle") and not gives("he bought a motorbike", "a bicycle")
+    assert gives("help from her auntie", "her aunt") and not gives("help from her uncle", "her aunt")
