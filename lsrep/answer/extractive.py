@@ -14,6 +14,7 @@ from datetime import datetime
 from operator import attrgetter
 
 from lsrep.answer.asking import answered_by, asks
+from lsrep.answer.bridge import named_in, with_names
 from lsrep.answer.categories import CATEGORY_KINDS, category_kind, category_span
 from lsrep.answer.choice import choose
 from lsrep.answer.counting import count_span, counted, counts_noun
@@ -50,10 +51,10 @@ HEAD_WEIGHT = 2.0
 _HEAD = re.compile(r"^\W*(?:what|which)\s+(?:(?:kind|type|sort|genre)s?\s+of\s+)?([a-z][\w-]*)\s+(?:did|does|do|is|was|"
                    r"has|have|are|were|had|would|will|can|could)\b", re.I)
 ASKING_FACTOR = 0.5
-THIN_CLAUSE = 2
+THIN_CLAUSE = 4
 """A clause adding fewer content words than this beyond the shared ones is joined by the next clause of
 its sentence (the one before, when it is the last)."""
-THIN_WORDS = 5
+THIN_WORDS = 10
 """A clause adding fewer content words of its own is joined by the next sentence of its turn (the one
 before, when it is the last)."""
 """A sentence ending in "?" scores this share of its overlap (it asks; it states nothing)."""
@@ -75,6 +76,7 @@ _POINTS_BACK = re.compile(r"\b(?:(?:reminded|reminds|remind|made|makes|showed|sh
 _BESIDES = re.compile(r"\b(?:besides|other than|apart from|aside from|except(?: for)?|in addition to)\s+([^?,;]+)",
                       re.I)
 _CAPTION = re.compile(r"^\W*shares an image\b", re.I)
+_WORDY = re.compile(r"[^\W\d_]{2}")
 _SHARES = re.compile(r"\bshares an image\s*[:,]?\s*", re.I)
 _DEICTIC = re.compile(r"\b(?:here'?s|here is|check (?:it|this) out|look at|looky here)\b|"
                       r"\b(?:this|these|pic|photo|picture|one)\W*$", re.I)
@@ -105,7 +107,7 @@ class ExtractiveAnswerer:
     """Offline deterministic span answerer (labelled `extractive-offline` in every output)."""
 
     name: str = "extractive-offline"
-    version: str = "6"
+    version: str = "7"
     min_overlap: int = 2
     """Shared content words a sentence needs (capped at the question's own count); with 2, a
     name present in every line (the speaker's) cannot answer every question about that person."""
@@ -187,6 +189,9 @@ class ExtractiveAnswerer:
             best = answered_by(best, sentences, lambda x: (score_of.get(x.order, 0.0),
                                                            len(bags[x.order] - wanted - names - _FILLER) >= 2))
             shared = witnesses(bags[best.order], wanted)
+        if kind in ("place", "other", "person", "org") and not listing:  # v7: "my old area" named in another turn
+            best = _part(best, with_names(best.text, named_in(
+                [s.line for s in sentences if s.speaker == best.speaker and s.line != best.line], names)))
         if kind == "other" and not listing and asks_feeling(question):
             felt = feeling_sentence(best, sentences, question)
             if felt is not None:
@@ -240,7 +245,7 @@ class ExtractiveAnswerer:
             return f"{'No' if _NEGATED.search(best.text) else 'Yes'}, {clause}"
         following = ctx.derived("following", lambda: {
             s.order - 1: s for s in sentences if s.order and sentences[s.order - 1].line == s.line
-            and not _CAPTION.match(s.text)})  # a shared image's caption says nothing more of the turn
+            and not _CAPTION.match(s.text) and _WORDY.search(s.text)})  # a caption, a bare "(2026-03-02)": nothing
         preceding = ctx.derived("preceding", lambda: {s.order + 1: s for s in sentences if s.order + 1 < len(sentences)
                                                       and sentences[s.order + 1].line == s.line})
 

@@ -111,6 +111,16 @@ references. Its rules, in order (also `RULES`, which every manifest records):
    start ...?") is not dated by a date in another sentence of the line that was still ahead when said
    ("I'm also hosting a competition next month"), unless it asks about a plan. "A while" is a length of
    time, not a clause boundary.
+9. **v7: more of the turn, and names across turns.** A clause adding fewer than ten content words of its own
+   (`THIN_WORDS`, five before) is joined by the next sentence of its turn (the one before, when it is the
+   last): a speaker rarely says the fact in the sentence that sets it up ("Tomorrow's gonna be an awesome
+   night ... I want to savor all the good vibes"). A clause adding fewer than four words of its own
+   (`THIN_CLAUSE`, two before) takes the next clause of its sentence. A "sentence" with no word in it (a
+   memory's "(2026-03-02)" stamp) and a caption are never the next sentence. A possessive phrase of the best
+   sentence ("my old area", "my home country") that the same speaker named in another turn by an appositive
+   ("my old area, West County"; "my home country, Sweden") is followed by that name, so the typed span rules
+   find it (`lsrep.answer.bridge`: only "my/our" phrases of the best sentence's own speaker, held word for
+   word, never a speaker's name, a weekday or a month).
 """
 
 from __future__ import annotations
@@ -140,4 +150,7 @@ RULES = ("best IDF-weighted sentence (speaker counts, -ing/-ed/plural folded, re
          "'in which ...' lists, time between two events by date arithmetic unless a length is stated, nouns made "
          "from verbs match the verb, a causal clause echoing the question is no reason, captions earn no novelty "
          "bonus, a past when-question is not dated by another sentence's future date unless it asks about a plan, "
-         "'a while' is no clause boundary")
+         "'a while' is no clause boundary; v7: a clause saying fewer than ten words of its own is joined by the next "
+         "sentence of its turn and one saying fewer than four by the next clause of its sentence (a wordless "
+         "'(date)' sentence or a caption never), a 'my X' phrase the same speaker named elsewhere ('my old area, "
+         "West County') takes that name")

@@ -33,7 +33,7 @@ __all__ = ["ABSTAIN_PATTERNS", "DETERMINISTIC_JUDGE", "DETERMINISTIC_VERSION", "
            "judge_deterministic", "mentions"]
 
 DETERMINISTIC_JUDGE = "deterministic"
-DETERMINISTIC_VERSION = "4"
+DETERMINISTIC_VERSION = "5"
 
 
 def normalise(text: str) -> str:

@@ -10,7 +10,11 @@ A reference counts as given when any of these holds, tried in order:
    irregular forms folded, `lsrep.text.fold`; a noun in -ance/-ence/-ness reads as the word it is
    made from when that stem has six letters or more: "intolerance" as "intolerant", "homelessness"
    as "homeless", but "chance" is not "chant"); a leading possessive pronoun of the
-   reference is not required ("her mother" is given by "Maria's mom");
+   reference is not required ("her mother" is given by "Maria's mom"), but another third person's
+   is not it ("his mother"); judge v5: informal, clipped and irregular forms read as the plain word
+   (`lsrep.judge.lexicon`: "biz" business, "pics" photos, "loss" lose), and a possessive or object
+   pronoun anywhere in the reference is given by a name or by nothing (`lsrep.judge.owner`: "for his
+   business" by "for Jon's biz"), never by another pronoun;
 2. **date**: the reference is one date expression and a date the answer names lies
    inside the days it names (`lsrep.temporal`: "June 21st" and "21 June" give
    2026-06-21, "the week before 9 June 2023" is 2-8 June 2023, a date without a
@@ -20,7 +24,8 @@ A reference counts as given when any of these holds, tried in order:
 4. **alternatives**: the reference is "X or Y" and the answer gives one of them;
 5. **list**: the reference is a list ("a, b and c") and the answer gives every item,
    in any order (a list of short items is given in no other way; prose that merely
-   holds commas may still be given by rule 8);
+   holds commas may still be given by rule 8); v5: two one-word items joined by "and"
+   ("clarinet and violin") are a list too;
 6. **yes/no**: the reference starts with yes/no (or "likely no") and the answer
    starts with the same polarity;
 7. **words**: every content word of a reference of two or more content words
@@ -37,7 +42,8 @@ A reference counts as given when any of these holds, tried in order:
    negated in both or in neither ("not happy" is not "happy"). A negation negates the first
    content word after it, within three words ("not really happy": happy; "not tough; keep it
    clean": tough, not keep; "don't feel like making an impact" agrees with "not feeling like
-   making an impact").
+   making an impact"). v5: a negation followed by a subject pronoun is a question or its tag
+   ("don't you think", "isn't it"), negating nothing.
 
 Abstention (`is_abstention`) is a phrase family found anywhere in an answer of any
 length: "I don't know", no information, never/not mentioned, not stated, cannot
@@ -50,6 +56,8 @@ import re
 import string
 from functools import lru_cache
 
+from lsrep.judge.lexicon import same_word
+from lsrep.judge.owner import OWNER_PRONOUNS, other_owner, owner_span
 from lsrep.temporal import date_spans, whole_date
 from lsrep.text import STOPWORDS, fold
 
@@ -154,7 +162,7 @@ def normal_tokens(text: str) -> tuple[str, ...]:
     t = re.sub(r"'s\b", "", t)
     words = t.translate(_PUNCT).split()
     words = _numbers(words)
-    return tuple(_derived(fold(w)) for w in words if w not in _ARTICLES)
+    return tuple(_derived(fold(same_word(w))) for w in words if w not in _ARTICLES)
 
 
 _NOUN_SUFFIX = re.compile(r"^(\w{6,}?)(?:(a|e)nc|ness)$")
@@ -228,6 +236,9 @@ def covers(answer_tokens: tuple[str, ...], ref_tokens: tuple[str, ...], asked: f
 
 NEGATION_REACH = 3
 """A negation word negates the first content word up to this many tokens after it."""
+_ASKING_PRONOUNS = frozenset({"you", "it", "they", "we", "i", "he", "she"})
+"""A negation followed by a subject pronoun is a question or its tag ("don't you think", "isn't it
+lovely", "why don't we go"), not a negated statement."""
 _INTENSIFIERS = frozenset(fold(w) for w in "really truly actually even ever quite always yet exactly necessarily "
                           "particularly totally much at all".split())
 """Words between a negation and what it negates ("never really liked", "not much of an impact")."""
@@ -238,8 +249,8 @@ def _negated_words(tokens: tuple[str, ...], words: set[str]) -> set[str]:
     NEGATION_REACH ("not feeling like making an impact": feeling; "not tough; keep it clean": tough)."""
     out = set()
     for i, t in enumerate(tokens):
-        if t not in _NEGATIONS:
-            continue
+        if t not in _NEGATIONS or (i + 1 < len(tokens) and tokens[i + 1] in _ASKING_PRONOUNS):
+            continue  # "don't you think", "isn't it": a question tag asks, it negates nothing (v5)
         head = next((w for w in tokens[i + 1:i + 1 + NEGATION_REACH]
                      if w not in STOPWORDS and w not in _NEGATIONS and w not in _INTENSIFIERS), None)
         if head in words:
@@ -337,7 +348,8 @@ def alternatives(reference: str) -> list[str]:
 def list_items(reference: str) -> list[str]:
     """The items of a list reference ("a, b, and c"; "a; b"); empty when it is not a list."""
     if "," not in reference and ";" not in reference:
-        return []
+        pair = re.fullmatch(r"\s*([\w'’-]+)\s+(?:and|&)\s+([\w'’-]+)\W*", reference)
+        return list(pair.groups()) if pair else []  # v5: "clarinet and violin", two one-word items
     parts = re.split(r"\s*[,;]\s*(?:and\s+|&\s+)?|\s+(?:and|&)\s+(?=[^,;]*$)", reference)
     items = [p.strip(" .\"'") for p in parts if p and p.strip(" .\"'")]
     items = [re.sub(r"^(?:and|&)\s+", "", i) for i in items]
@@ -378,7 +390,10 @@ def gives(answer: str, reference: str, question: str = "", _depth: int = 0) -> b
     if not ref_tokens:
         return False
     if span_in(ans_tokens, ref_tokens):
-        return not _negated_at(ans_tokens, ref_tokens)
+        lead = full[0] if full and full[0] in OWNER_PRONOUNS and full[1:] == ref_tokens else None
+        return not _negated_at(ans_tokens, ref_tokens) and not (lead and other_owner(ans_tokens, ref_tokens, lead))
+    if owner_span(ans_tokens, ref_tokens):
+        return True  # "for his business" given by "for Jon's biz" (v5: lsrep.judge.owner)
     if (len(ref_tokens) > 1 and ref_tokens[-1] == _AGO and span_in(ans_tokens, (*ref_tokens[:-1], _BEFORE))
             and date_spans(answer)):
         return True  # "a few years ago" given as "a few years before 8 February 2023" (anchored, same length)

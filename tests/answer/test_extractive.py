@@ -55,7 +55,9 @@ def test_other_questions_answer_a_clause_not_the_line():
     ctx = [line("2023-05-25 13:21", "Caroline",
                 "Hey Mel! Researching adoption agencies — it's been a dream to have a family, and I love it.")]
     answer = ask("What did Caroline research?", *ctx)
-    assert answer == "Researching adoption agencies"
+    # v7: a clause adding fewer than four words of its own takes the next clause of its sentence; the
+    # greeting ("Hey Mel!") and the rest of the line before the clause stay out.
+    assert answer.startswith("Researching adoption agencies") and "Hey" not in answer, answer
 
 
 def test_abstains_when_nothing_matches():
