@@ -12,6 +12,7 @@ read by the edge builder, sections filtered, and the fact edits counted (`fact_e
 from __future__ import annotations
 
 import json
+import random
 from collections import OrderedDict
 from dataclasses import replace
 from pathlib import Path
@@ -420,3 +421,84 @@ def test_the_edge_builder_reads_only_the_facts_that_came_or_changed():
     other = Fact(id="x", text="x", section="episodic", refs=[])
     other.text = "y"  # an edit elsewhere: every held fact's text is compared once
     assert builder.build(pages) == build_edges(pages) and CountingFact.reads[0] == 4 + 4
+
+
+# --- EdgeBuilder: more shapes against build_edges --------------------------------------------------
+
+SHORT = ["Al", "Bo", "Ed", "Éa"]  # names of two letters: no edge (names of 3 letters and more only)
+EXACT3 = ["Rex", "Ana", "Léo", "Zoé"]  # three letters, accents folded
+LONG = ["Marie", "Porto Club", "Élodie", "Lisbon"]
+FILL = ["garden", "river", "coffee", "ab", "al", "bo", "ea", "leo", "zoe", "elodie", "rex", "ana", "porto club",
+        "marie", "x"]
+
+
+def random_edge_step(rng, pages: dict[str, Page], refs: list[str]) -> None:
+    roll = rng.random()
+    if roll < 0.07 and pages:
+        del pages[rng.choice(sorted(pages))]
+    elif roll < 0.17 and pages:  # names change: an alias added or dropped, or the page renamed
+        page = rng.choice(list(pages.values()))
+        what = rng.random()
+        if what < 0.4:
+            page.aliases.append(rng.choice(SHORT + EXACT3 + LONG))
+        elif what < 0.7 and page.aliases:
+            page.aliases.pop(rng.randrange(len(page.aliases)))
+        else:
+            page.name = rng.choice(SHORT + EXACT3 + LONG)
+    elif roll < 0.27 and pages:  # facts gone, or read again as new objects
+        page = rng.choice(list(pages.values()))
+        if page.facts and rng.random() < 0.6:
+            for _ in range(rng.randint(1, 3)):
+                if page.facts:
+                    page.facts.pop(rng.randrange(len(page.facts)))
+        else:
+            page.facts = [replace(f) for f in page.facts]
+    elif roll < 0.37 and pages:  # a fact edited in place (text, refs or both) or replaced
+        page = rng.choice(list(pages.values()))
+        if page.facts:
+            i = rng.randrange(len(page.facts))
+            what = rng.random()
+            text = " ".join(rng.sample(FILL, rng.randint(1, 3)))
+            if what < 0.3:
+                page.facts[i].text = text
+            elif what < 0.6:
+                page.facts[i].refs = rng.sample(refs, rng.randint(0, 2))
+            elif what < 0.8:
+                page.facts[i].text, page.facts[i].refs = text, rng.sample(refs, rng.randint(1, 2))
+            else:
+                page.facts[i] = replace(page.facts[i], text=text)
+    elif roll < 0.42 and pages:  # the same fact object on two pages
+        a, b = rng.sample(list(pages.values()), 2) if len(pages) > 1 else (next(iter(pages.values())),) * 2
+        if a.facts:
+            b.facts.append(rng.choice(a.facts))
+    elif roll < 0.45:  # an edit to a fact on no page
+        Fact(id="loose", text="x", section="episodic", refs=[]).refs = ["r"]
+    else:
+        slug = rng.choice([*sorted(pages), f"s{rng.randint(0, 7)}"])
+        page = pages.setdefault(slug, Page(slug=slug, name=rng.choice(SHORT + EXACT3 + LONG)))
+        for _ in range(rng.randint(1, 4)):
+            words = rng.sample(FILL, rng.randint(1, 3))
+            if rng.random() < 0.3:  # names as written, case and accents included
+                words.append(rng.choice(SHORT + EXACT3 + LONG))
+            f = Fact(id=f"f{rng.randint(0, 25)}", text=" ".join(words), section="episodic",
+                     refs=rng.sample(refs, rng.randint(0, 3)))
+            page.facts.append(f)
+            if rng.random() < 0.1:  # the same object twice on a page, or its twin
+                page.facts.append(f if rng.random() < 0.5 else replace(f))
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_edge_builder_gives_build_edges_on_short_accented_and_shared_names(seed):
+    rng = random.Random(seed)
+    builder = EdgeBuilder()
+    pages: dict[str, Page] = {}
+    refs = [f"brut:b1:{i}" for i in range(rng.choice([3, 8]))]
+    for _ in range(50):
+        for _ in range(rng.randint(1, 4)):
+            random_edge_step(rng, pages, refs)
+        got = builder.build(pages)
+        assert got == build_edges(pages)
+        assert all(e["preuves"] for e in got)
+        if rng.random() < 0.2:  # built twice without a change
+            assert builder.build(pages) == got
+    assert builder.build({}) == [] and builder.build(pages) == build_edges(pages)
