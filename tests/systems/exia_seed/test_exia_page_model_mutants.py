@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 import random
+import subprocess
+import sys
 from collections import OrderedDict
 from dataclasses import replace
 from pathlib import Path
@@ -51,6 +53,13 @@ def test_fact_edits_count_each_assignment_to_a_field_already_set_once():
     f.dedupe_key()  # the caches are not fields
     assert fact_edits() == before + 3
     assert g.to_line() != f.to_line() and g.dedupe_key() == ("c", ("brut:b1:f1",))
+
+
+def test_fact_edits_start_at_zero_in_a_new_process():
+    code = ("from lsrep.systems.exia_seed.pages import Fact, fact_edits; a = fact_edits(); "
+            "f = Fact(id='f', text='t', section='s', refs=[]); f.text = 'u'; print(a, fact_edits())")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["0", "1"]
 
 
 def test_a_page_of_one_section_is_not_filtered(monkeypatch):
