@@ -511,3 +511,29 @@ def test_the_edge_builder_gives_build_edges_on_short_accented_and_shared_names(s
         if rng.random() < 0.2:  # built twice without a change
             assert builder.build(pages) == got
     assert builder.build({}) == [] and builder.build(pages) == build_edges(pages)
+
+
+def test_the_edge_builder_looks_only_at_the_pages_whose_facts_changed(monkeypatch):
+    from lsrep.systems.exia_seed import graph as graph_mod
+    calls = [0]
+
+    def counting_id(obj):
+        calls[0] += 1
+        return id(obj)
+
+    monkeypatch.setattr(graph_mod, "id", counting_id, raising=False)
+    pages = {"a": Page(slug="a", name="Ana", facts=[fact(f"a{i}", f"rex {i}") for i in range(3)]),
+             "r": Page(slug="r", name="Rex", facts=[fact(f"r{i}", f"ana {i}") for i in range(2)])}
+    builder = EdgeBuilder()
+    builder.build(pages)
+    calls[0] = 0
+    assert builder.build(pages) == build_edges(pages)
+    assert calls[0] == 5  # each fact's id, once: no page changed
+    calls[0] = 0
+    pages["a"].facts.append(fact("a9", "rex again"))
+    assert builder.build(pages) == build_edges(pages)
+    assert calls[0] == 6 + 4 + 1  # the ids, then page a's facts looked up once, the new one kept
+    calls[0] = 0
+    pages["a"].facts.pop(0)
+    assert builder.build(pages) == build_edges(pages)
+    assert calls[0] == 5 + 3  # page a's facts looked up: none new
