@@ -537,3 +537,49 @@ def test_the_edge_builder_looks_only_at_the_pages_whose_facts_changed(monkeypatc
     pages["a"].facts.pop(0)
     assert builder.build(pages) == build_edges(pages)
     assert calls[0] == 5 + 3  # page a's facts looked up: none new
+
+
+def test_a_page_whose_facts_list_was_replaced_takes_its_keys_from_the_new_list(tmp_path):
+    page = Page(slug="a", name="A")
+    for f in (fact("f1", "x"), fact("f2", "y")):
+        page.add_fact(f)
+    page.facts = [fact("g1", "u"), fact("g2", "v")]  # another list, as long as the first
+    assert page._dedupe_keys() == {("u", ("brut:b1:g1",)), ("v", ("brut:b1:g2",))}
+    assert page.add_fact(fact("f1", "x")) and not page.add_fact(fact("g1", "u"))
+    fiches = tmp_path / "fiches"
+    reader = PageReader()
+    assert reader.load(fiches) == {}
+    page.facts = [fact("h1", "s"), fact("h2", "t"), fact("h3", "w")]  # again, as long as the last
+    reader.learn(fiches, page, page.write(fiches))
+    mine = reader.load_mutable(fiches)["a"]
+    assert mine._dedupe_keys() == {(t, (f"brut:b1:{i}",)) for t, i in (("s", "h1"), ("t", "h2"), ("w", "h3"))}
+    assert mine.add_fact(fact("g1", "u")) and not mine.add_fact(fact("h2", "t"))
+
+
+def test_keys_follow_the_list_not_its_content(tmp_path):
+    # A fact replaced in the list (which add_fact does not see), then the list itself replaced by
+    # an equal copy: another list, so its keys are computed afresh (the copy is equal to the old
+    # list, the keys kept for it are not).
+    def stale(page: Page, text: str = "changed") -> None:
+        page._dedupe_keys()
+        page.facts[0] = fact("c", text)
+        page.facts = list(page.facts)
+
+    page = Page(slug="a", name="A", facts=[fact("f1", "x"), fact("f2", "y")])
+    stale(page)
+    assert page._dedupe_keys() == {("changed", ("brut:b1:c",)), ("y", ("brut:b1:f2",))}
+    fiches = tmp_path / "fiches"
+    reader = PageReader()
+    reader.load(fiches)
+    page = Page(slug="a", name="A")
+    for f in (fact("f1", "x"), fact("f2", "y")):
+        page.add_fact(f)
+    stale(page)
+    reader.learn(fiches, page, page.write(fiches))
+    mine = reader.load_mutable(fiches)["a"]
+    assert mine._dedupe_keys() == {(f.text, tuple(f.refs)) for f in mine.facts}
+    shared = reader.load(fiches)["a"]
+    reader.load_mutable(fiches)
+    stale(shared, "changed again")  # a shared page changed behind the reader's back
+    mine = reader.load_mutable(fiches)["a"]
+    assert mine._dedupe_keys() == {(f.text, tuple(f.refs)) for f in mine.facts}
