@@ -220,6 +220,13 @@ def test_dedupe_keys_of_a_long_page_are_computed_once(tmp_path, counted):
     counted["keys"] = 0
     mine = reader.load_mutable(fiches)["long"]
     assert counted["keys"] == 0 and len(mine._dedupe_keys()) == 300 and counted["keys"] == 0
+    page = Page(slug="learned", name="Learned")
+    for i in range(300):
+        page.add_fact(fact(f"g{i}", f"u{i}"))
+    reader.learn(fiches, page, page.write(fiches))
+    counted["keys"] = 0
+    mine = reader.load_mutable(fiches)["learned"]
+    assert counted["keys"] == 0 and len(mine._dedupe_keys()) == 300 and counted["keys"] == 0
 
 
 def test_stale_dedupe_keys_are_never_handed_over(tmp_path):
