@@ -585,6 +585,23 @@ def test_keys_follow_the_list_not_its_content(tmp_path):
     assert mine._dedupe_keys() == {(f.text, tuple(f.refs)) for f in mine.facts}
 
 
+def test_a_fact_assigned_an_equal_text_or_refs_is_counted_again():
+    # The builder compares what it counted by object: a text or refs assigned anew, even equal,
+    # is taken out and counted again (reading the text to fold it and to hold it).
+    f1 = CountingFact(id="f1", text="ana met rex", section="episodic", refs=["r1"])
+    f2 = CountingFact(id="f2", text="rex ran", section="episodic", refs=["r1"])
+    pages = {"a": Page(slug="a", name="Ana", facts=[f1]), "r": Page(slug="r", name="Rex", facts=[f2])}
+    builder = EdgeBuilder()
+    edges = builder.build(pages)
+    for assign in (lambda: setattr(f1, "text", "".join(list(f1.text))), lambda: setattr(f1, "refs", list(f1.refs))):
+        assign()
+        CountingFact.reads[0] = 0
+        got = builder.build(pages)
+        assert CountingFact.reads[0] == 2 + 2  # each held fact's text compared; f1's folded and held
+        assert got == edges == build_edges(pages)
+
+
+
 class CountingDict(dict):
     """The builder's held facts, with its membership tests counted."""
 
