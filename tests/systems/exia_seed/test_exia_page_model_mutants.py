@@ -658,3 +658,33 @@ def test_fact_edits_start_at_zero_in_a_new_process():
             "f = Fact(id='f', text='t', section='s', refs=[]); f.text = 'u'; print(a, fact_edits())")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["0", "1"]
+
+
+@pytest.mark.parametrize("change", ["pop", "append"])
+def test_keys_follow_facts_taken_off_or_put_on_the_list_directly(tmp_path, change):
+    # Facts removed from (or appended to) the page's own list other than by add_fact: the keys
+    # kept for the list's former length are not used, on the page or handed to a reader.
+    def edit(page: Page) -> None:
+        page._dedupe_keys()
+        if change == "pop":
+            page.facts.pop()
+        else:
+            page.facts.append(fact("f9", "appended"))
+
+    page = Page(slug="a", name="A")
+    for f in (fact("f1", "x"), fact("f2", "y")):
+        page.add_fact(f)
+    edit(page)
+    assert page._dedupe_keys() == {(f.text, tuple(f.refs)) for f in page.facts}
+    assert page.add_fact(fact("f2", "y")) == (change == "pop")
+    fiches = tmp_path / "fiches"
+    reader = PageReader()
+    reader.load(fiches)
+    page = Page(slug="a", name="A")
+    for f in (fact("f1", "x"), fact("f2", "y")):
+        page.add_fact(f)
+    edit(page)
+    reader.learn(fiches, page, page.write(fiches))
+    mine = reader.load_mutable(fiches)["a"]
+    assert mine._dedupe_keys() == {(f.text, tuple(f.refs)) for f in mine.facts}
+    assert mine.add_fact(fact("f2", "y")) == (change == "pop")
