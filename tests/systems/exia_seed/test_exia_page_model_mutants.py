@@ -145,13 +145,17 @@ def test_the_reader_parses_a_file_only_when_its_text_changed(tmp_path, counted):
     fourth = reader.load(fiches)
     assert counted["line"] == 6 and fourth["b"].facts[0] is first["b"].facts[0]
     assert third == load_pages(fiches) and fourth == load_pages(fiches)
+    # The file changed again: the re-formatted line, as read, is known too.
+    path.write_text(path.read_text(encoding="utf-8") + "\n" + fact("f5", "more").to_line(), encoding="utf-8")
+    fifth = reader.load(fiches)
+    assert counted["line"] == 7 and fifth["b"].facts[1] is fourth["b"].facts[1] and fifth == load_pages(fiches)
     # Every file gone: nothing, and nothing kept.
     for p in fiches.iterdir():
         p.unlink()
     fiches.rmdir()
     assert reader.load(fiches) == {}
     a.write(fiches)
-    assert reader.load(fiches) == load_pages(fiches) and counted["parse"][-1] == "a" and len(counted["parse"]) == 5
+    assert reader.load(fiches) == load_pages(fiches) and counted["parse"][-1] == "a" and len(counted["parse"]) == 6
 
 
 @pytest.mark.parametrize("others", [("aaa", "zzz"), ("zzz", "aaa")])
@@ -168,6 +172,14 @@ def test_a_learned_page_is_not_parsed_and_only_its_own_directory_learns(tmp_path
     assert counted["parse"] == ["a", "b"]  # learned: not parsed
     assert got == load_pages(fiches) and got["a"] is not a
     assert [f.id for f in got["a"].facts] == ["f5", "f6", "f2", "f1", "f7"]  # file order: by section
+    # Written again without telling the reader: parsed, reusing the learned page's facts.
+    a.add_fact(fact("f8", "s", "semantic"))
+    a.write(fiches)
+    lines = counted["line"]
+    again = reader.load(fiches)
+    assert counted["parse"] == ["a", "b", "a"] and counted["line"] == lines + 1
+    assert again["a"].facts[0] is got["a"].facts[0] and again == load_pages(fiches)
+    counted["parse"].pop()
     # Pages written elsewhere are not this reader's: it does not learn them.
     for name in others:
         elsewhere = tmp_path / name
