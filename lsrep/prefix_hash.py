@@ -7,7 +7,6 @@ import hashlib
 import json
 from typing import Any
 
-
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=str)
 """`json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str)` without building an
 encoder per call (json.dumps does that whenever an argument is not its default)."""
