@@ -12,7 +12,7 @@ def embedding_text(turn: ReplayTurn, policy: str) -> str:
 
     `content`: the words alone; `speaker`: `Ana: words`; `date-speaker`: `turn_line(turn)`.
     """
-    content = " ".join(turn.content.split())
+    content = collapsed(turn.content)
     if policy == "content":
         return content
     if policy == "speaker":
@@ -26,5 +26,19 @@ def turn_line(turn: ReplayTurn) -> str:
     """`[2026-03-02 09:15] Ana (user): text` — dates reach the system with the words."""
     who = f"{turn.speaker} ({turn.role})" if turn.speaker else turn.role
     stamp = turn.timestamp.strftime("%Y-%m-%d %H:%M")
-    content = " ".join(turn.content.split())
-    return f"[{stamp}] {who}: {content}"
+    return f"[{stamp}] {who}: {collapsed(turn.content)}"
+
+
+_LAST: tuple[str, str] = ("", "")
+
+
+def collapsed(content: str) -> str:
+    """`" ".join(content.split())`; the last content's again when asked for the same string object
+    (an adapter that embeds a turn's content and stores its line asks twice per turn)."""
+    global _LAST
+    last = _LAST
+    if last[0] is content:
+        return last[1]
+    out = " ".join(content.split())
+    _LAST = (content, out)
+    return out

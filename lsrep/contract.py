@@ -283,6 +283,12 @@ class MemoryAdapter:
     distributions: ClassVar[tuple[str, ...]] = ()
     """Distributions (PyPI names) the adapter wraps, e.g. `("mem0ai", "qdrant-client")`: their installed
     versions are recorded in the run manifest."""
+    host_reusable: ClassVar[bool] = False
+    """The adapter keeps all its state in its instance and its `state_dir` (no module-level state, no
+    thread or process outliving `close`), so the harness may build a later unit's instance in the same
+    adapter host once this one is closed (the host first drops the instance, its snapshots, its query
+    cache, the last simulated time and every file in its folder). Only for units that give the adapter
+    no model and no remote embedder. False (the default): every unit gets a new host process."""
 
     def __init__(self, setup: AdapterSetup) -> None:
         self.setup = setup

@@ -57,7 +57,7 @@ from lsrep.unit import UnitResult, UnitTask, unit_seed  # noqa: F401  (re-export
 class _Replay:
     """Mutable state of one unit's replay."""
 
-    def __init__(self, task: UnitTask, state_dir: Path) -> None:
+    def __init__(self, task: UnitTask, state_dir: Path | None) -> None:
         self.task = task
         self.log = CallLog(task.run_id, task.unit_id)
         self.index = task.trajectory.index_of()
@@ -462,7 +462,8 @@ def deterministic_judgement(row: dict[str, Any]) -> dict[str, Any]:
 def run_unit(task: UnitTask) -> UnitResult:
     """Replay one unit in a private state directory and return its rows."""
     start = time.perf_counter()
-    state_dir = Path(tempfile.mkdtemp(prefix="lsrep-state-"))
+    # Only an adapter built in this process uses it; a hosted one gets its own folder in its host.
+    state_dir = Path(tempfile.mkdtemp(prefix="lsrep-state-")) if task.adapter_host == "in-process" else None
     replay = None
     try:
         try:
@@ -477,4 +478,5 @@ def run_unit(task: UnitTask) -> UnitResult:
     finally:
         if replay is not None and hasattr(replay.guard.adapter, "terminate"):
             replay.guard.adapter.terminate()
-        shutil.rmtree(state_dir, ignore_errors=True)
+        if state_dir is not None:
+            shutil.rmtree(state_dir, ignore_errors=True)

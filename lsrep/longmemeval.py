@@ -313,6 +313,9 @@ def run_longmemeval(spec: LongMemEvalSpec, *, source: Path | None = None, execut
             bar.unit_done(result)
     finally:
         bar.close()
+        from lsrep.host.client import close_idle_hosts
+
+        close_idle_hosts()
     store.finish_run(run_id)
     return DiagnosticOutcome(run_id, store.path, resumed, counts["questions"], counts["run"], len(done),
                              counts["failed"])

@@ -7,10 +7,14 @@ import hashlib
 import json
 from typing import Any
 
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=str)
+"""`json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str)` without building an
+encoder per call (json.dumps does that whenever an argument is not its default)."""
+
 
 def turn_digest(previous: str, payload: dict[str, Any]) -> str:
     """Running prefix hash: sha256(previous hash + canonical JSON of the turn)."""
-    blob = json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str).encode()
+    blob = _CANONICAL.encode(payload).encode()
     return hashlib.sha256(previous.encode() + blob).hexdigest()
 
 

@@ -208,6 +208,7 @@ class TurnIndex:
         self.turn_sentences = _PerTurn(self, 1)
         self.turn_tokens = _PerTurn(self, 2)
         self._per_turn: dict[int, tuple] = {}
+        self._turn_words: dict[int, frozenset[str]] = {}
         self.firsts = TokenFirsts.from_postings(self.postings.unigram_postings())
         self._analyses: dict[str, TextAnalysis] = {}
         self._answer_texts: dict[str, str] = {}
@@ -241,11 +242,24 @@ class TurnIndex:
         hit = self._per_turn.get(pos)
         if hit is None:
             segs = segments(self.contents[pos], self.drop)
+            tokens = self._turn_words.get(pos)
             hit = self._per_turn[pos] = (
                 frozenset(shingles(segs, self.size)),
                 tuple(frozenset(shingles([toks], self.size)) for toks in segs if len(toks) >= SENTENCE_MIN_TOKENS),
-                frozenset(t for seg in segs for t in seg))
+                frozenset(t for seg in segs for t in seg) if tokens is None else tokens)
         return hit
+
+    def turn_words(self, pos: int) -> frozenset[str]:
+        """Turn `pos`'s content tokens (`turn_parts(pos)[2]`), without its shingles where those
+        have not been asked for: citation checks ask for the words of every cited turn."""
+        hit = self._per_turn.get(pos)
+        if hit is not None:
+            return hit[2]
+        words = self._turn_words.get(pos)
+        if words is None:
+            words = self._turn_words[pos] = frozenset(t for seg in segments(self.contents[pos], self.drop)
+                                                      for t in seg)
+        return words
 
     def analyse(self, text: str) -> TextAnalysis:
         hit = self._analyses.get(text)
@@ -435,6 +449,8 @@ class _PerTurn(Sequence):
             pos += len(self)
         if not 0 <= pos < len(self):
             raise IndexError(pos)
+        if self.part == 2:
+            return self.index.turn_words(pos)
         return self.index.turn_parts(pos)[self.part]
 
 

@@ -336,6 +336,9 @@ def run_campaign(path: Path | str, *, executor: Executor | None = None, progress
                     bar.unit_done(result)
             finally:
                 bar.close()
+                from lsrep.host.client import close_idle_hosts
+
+                close_idle_hosts()
         except KeyboardInterrupt:
             store.finish_run(run_id, status="interrupted")
             raise RunInterrupted(run_id, store.path) from None

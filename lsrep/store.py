@@ -58,6 +58,7 @@ class RunStore:
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
+        self._known_columns: dict[str, frozenset[str]] = {}
         problem = open_error(self.path)
         if problem:
             from lsrep.errors import InputError
@@ -272,7 +273,12 @@ class RunStore:
         self.db.conn.executemany(sql, values)
 
     def _columns(self, table: str, names: list[str]) -> list[str]:
-        columns = {c.name for c in self.db[table].columns}
+        # A table's columns as last read (a unit's write checks a dozen tables); read again before
+        # any name is judged unknown, so a column added since is found.
+        known = self._known_columns.get(table)
+        if known is not None and known.issuperset(names):
+            return names
+        columns = self._known_columns[table] = frozenset(c.name for c in self.db[table].columns)
         unknown = set(names) - columns
         if unknown:
             raise ValueError(f"table {table!r} has no column(s) {sorted(unknown)}")

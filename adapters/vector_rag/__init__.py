@@ -31,6 +31,7 @@ class VectorRagAdapter(MemoryAdapter):
     Options = VectorRagOptions
     supports_snapshot = True
     embeds = "campaign"
+    host_reusable = True  # all state in `self.memory`; reset() builds it anew
     mechanisms = (
         MechanismSpec(name=RETRIEVE, description="top-k turns by cosine similarity", can_disable=False,
                       stages=("eligible", "executed", "output", "selected", "in_prompt")),

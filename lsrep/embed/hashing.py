@@ -91,28 +91,31 @@ class HashingEmbedder:
 
     def _embed_chunk(self, norms: list[str]) -> np.ndarray:
         # Every text padded with two spaces each side and joined; its trigrams are those starting in
-        # its own padded span. Each trigram is keyed by its three code points and looked up in a
-        # table of (key -> signed bucket) that grows as new trigrams appear (SHA-1 only for those).
-        # Each occurrence adds +-1, so the float sums are exact integers: equal to adding sign *
-        # count per distinct trigram, in any order, and the squared norms are exact too.
+        # its own padded span (the two starting in a span's last two places cross into the next
+        # text: counted in a spare slot, dropped). Each trigram is keyed by its three code points and
+        # looked up in a table of (key -> signed bucket) that grows as new trigrams appear (SHA-1
+        # only for those). Occurrences are counted per (text, bucket, sign) in integers and each
+        # bucket's value is its + count minus its - count: the exact integers the signed sum gives,
+        # in any order, so the squared norms are exact too.
+        n, dim = len(norms), self.dim
         padded = "".join(f"  {norm}  " for norm in norms)
-        spans = np.fromiter((len(norm) + 4 for norm in norms), dtype=np.int64, count=len(norms))
+        spans = np.fromiter((len(norm) + 4 for norm in norms), dtype=np.int64, count=n)
         ends = np.cumsum(spans)
-        rows = np.repeat(np.arange(len(norms), dtype=np.int64), spans)[:-2]
-        valid = np.arange(len(rows), dtype=np.int64) + 3 <= ends[rows]
-        table = _table(self.dim)
+        table = _table(dim)
         if padded.isascii():  # the common case: a direct table indexed by the three 7-bit codes
             points = np.frombuffer(padded.encode("ascii"), dtype=np.uint8).astype(np.int32)
-            keys = ((points[:-2] << 14) | (points[1:-1] << 7) | points[2:])[valid]
-            codes = table.ascii_codes(keys)
+            codes = table.ascii_codes((points[:-2] << 14) | (points[1:-1] << 7) | points[2:])
         else:
             points = np.frombuffer(padded.encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.int64)
-            keys = ((points[:-2] << 42) | (points[1:-1] << 21) | points[2:])[valid]
-            codes = table.codes(keys)
-        codes = codes.astype(np.int64)
-        flat = rows[valid] * self.dim + (codes >> 1)
-        vecs = np.bincount(flat, weights=1.0 - 2.0 * (codes & 1), minlength=len(norms) * self.dim)
-        vecs = vecs.reshape(len(norms), self.dim)
+            codes = table.codes((points[:-2] << 42) | (points[1:-1] << 21) | points[2:])
+        width = 2 * dim
+        # Slot of each trigram: its text's row * 2 dim + its code (bucket * 2 + sign bit).
+        flat = np.repeat(np.arange(0, n * width, width, dtype=np.int64), spans)[:-2]
+        flat += codes
+        crossing = ends[:-1]
+        flat[crossing - 2] = flat[crossing - 1] = n * width
+        counts = np.bincount(flat, minlength=n * width + 1)[:n * width].reshape(n, dim, 2)
+        vecs = (counts[:, :, 0] - counts[:, :, 1]).astype(np.float64)
         lengths = np.sqrt(np.einsum("ij,ij->i", vecs, vecs))
         lengths[lengths == 0] = 1.0  # a text whose signs cancel keeps its zero vector
         return vecs / lengths[:, None]

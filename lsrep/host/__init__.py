@@ -27,7 +27,7 @@ def check_mode(mode: str) -> str:
 
 
 def open_adapter(mode: str, cls: type, options: Any, raw_options: dict[str, Any], *, disable: tuple[str, ...],
-                 state_dir: Path, retrieval_budget: int | None, embedder: Any, llm: Any, seed: int,
+                 state_dir: Path | None, retrieval_budget: int | None, embedder: Any, llm: Any, seed: int,
                  embedding_text: str = "content", memory: Any = None, simulated_clock: bool | str = True) -> Any:
     """The adapter for a unit: a HostedAdapter (`process`) or the adapter itself (`in-process`).
 

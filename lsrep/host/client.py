@@ -159,10 +159,15 @@ class SnapshotHandle:
 class HostedAdapter:
     """An adapter living in a host process, with the methods and capabilities the harness uses."""
 
+    handed_on = False
+    """Closed, and its host kept for a later unit (`host_reusable`): no call may reach it any more."""
+
     def __init__(self, host: HostProcess, cls: type[MemoryAdapter], *, options: dict[str, Any], disable: tuple[str, ...],
                  retrieval_budget: int | None, seed: int, owns_host: bool = True,
-                 embedding_text: str = "content") -> None:
+                 embedding_text: str = "content", reuse_key: tuple | None = None) -> None:
         self.host, self.cls, self.owns_host = host, cls, owns_host
+        self.reuse_key = reuse_key
+        """Set when the host may serve a later unit after this adapter's close (`host_reusable`)."""
         self.name, self.version, self.Options = cls.name, cls.version, cls.Options
         self.mechanisms: tuple[MechanismSpec, ...] = cls.mechanisms
         self.disabled = frozenset(disable)
@@ -230,12 +235,15 @@ class HostedAdapter:
 
     def close(self) -> None:
         self._queued.clear()
+        closed = False
         try:
             if self.host.dead is None:
                 self._call("close", (), {})
+                closed = True
         finally:
             if self.owns_host:
-                self.host.close()
+                if not (closed and self.reuse_key is not None and _release(self)):
+                    self.host.close()
 
     def terminate(self) -> None:
         """Stop the host whatever state it is in (idempotent)."""
@@ -291,6 +299,8 @@ class HostedAdapter:
 
     def _call(self, method: str, args: tuple, kwargs: dict[str, Any]) -> Any:
         self.last_ms = 0.0
+        if self.handed_on:
+            raise HostError(f"{method} after the adapter was closed and its host handed on (harness bug)")
         if self._queued:
             q_method, q_wire, reply, q_args, q_kwargs = self._queued.popleft()
             # The engine replays a prefetched call with the very objects it prefetched (immutable
@@ -369,12 +379,24 @@ def open_hosted(cls: type[MemoryAdapter], options: dict[str, Any], *, disable: t
     """
     from lsrep.host.sandbox import option_files
 
+    grants = option_files(options)
+    key = _reuse_key(cls, grants, hooks, llm, embedder, memory, timeout)
+    reused = _IDLE.take(key) if key is not None else None
+    if reused is not None:
+        # A host that served an earlier unit of this configuration and forgot it (`Host.op_release`);
+        # if it cannot build (e.g. its fork server is gone), a new host is started as usual.
+        reused.embedder, reused.memory = embedder, memory  # the unit's (an inactive relay books nothing)
+        try:
+            return HostedAdapter(reused, cls, options=options, disable=disable, retrieval_budget=retrieval_budget,
+                                 seed=seed, embedding_text=embedding_text, reuse_key=key)
+        except Exception:  # noqa: BLE001 - the same build is tried in a new host, which reports its failure
+            reused.close()
     host = HostProcess(timeout=timeout, llm=llm, embedder=embedder, preload=cls.__module__, memory=memory,
-                       grants=option_files(options))
+                       grants=grants)
     try:
         host.start_path(import_path(cls), hooks)
         return HostedAdapter(host, cls, options=options, disable=disable, retrieval_budget=retrieval_budget,
-                             seed=seed, embedding_text=embedding_text)
+                             seed=seed, embedding_text=embedding_text, reuse_key=key)
     except HostError:
         host.close()
         raise
@@ -386,3 +408,87 @@ def open_hosted(cls: type[MemoryAdapter], options: dict[str, Any], *, disable: t
     except BaseException:
         host.close()
         raise
+
+
+# -- hosts kept for the next unit (`MemoryAdapter.host_reusable`) ------------------------------------------
+IDLE_PER_KEY = 2
+"""Idle hosts kept per adapter configuration: one per unit running at once (two overlapped units)."""
+
+
+def _reuse_key(cls: type[MemoryAdapter], grants: tuple[str, ...], hooks: tuple[str, ...], llm: Any, embedder: Any,
+               memory: Any, timeout: float) -> tuple | None:
+    """What must be equal for a host to serve another unit; None where a host serves one unit only:
+    an adapter that does not declare `host_reusable`, or a unit whose adapter has a model, an active
+    memory model or an embedder the harness runs (their callbacks are bound to the unit)."""
+    from lsrep.embed.hashing import HashingEmbedder
+
+    if getattr(cls, "host_reusable", False) is not True or llm is not None or getattr(memory, "active", False):
+        return None
+    if embedder is not None and type(embedder) is not HashingEmbedder:
+        return None
+    return (os.getpid(), cls.__module__, cls.__qualname__, tuple(grants), tuple(hooks), tuple(import_path(cls)),
+            timeout)
+
+
+def _release(adapter: HostedAdapter) -> bool:
+    """After a successful close: the host forgets the instance and waits, idle, for the next unit
+    of the same configuration. False (the caller closes the host) if it could not."""
+    host = adapter.host
+    try:
+        host.request({"op": "release", "instance": adapter.instance})
+    except Exception:  # noqa: BLE001 - a host that cannot forget is closed instead
+        return False
+    adapter.owns_host, adapter.handed_on = False, True  # later calls fail; terminate leaves the host alone
+    return _IDLE.give(adapter.reuse_key, host)
+
+
+class _IdleHosts:
+    """Idle hosts by reuse key, for this process (a forked worker starts with none of its parent's)."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.lock = threading.Lock()
+        self.idle: dict[tuple, list[HostProcess]] = {}
+        self.registered = False
+
+    def take(self, key: tuple) -> HostProcess | None:
+        with self.lock:
+            hosts = self.idle.get(key)
+            while hosts:
+                host = hosts.pop()
+                if host.dead is None:
+                    return host
+        return None
+
+    def give(self, key: tuple | None, host: HostProcess) -> bool:
+        if key is None or key[0] != os.getpid():
+            host.close()
+            return True
+        with self.lock:
+            hosts = self.idle.setdefault(key, [])
+            if len(hosts) >= IDLE_PER_KEY:
+                host.close()
+                return True
+            hosts.append(host)
+            if not self.registered:
+                import atexit
+
+                atexit.register(self.close_all)  # after the fork server's: runs before it
+                self.registered = True
+        return True
+
+    def close_all(self) -> None:
+        with self.lock:
+            hosts = [h for key, group in self.idle.items() if key[0] == os.getpid() for h in group]
+            self.idle.clear()
+        for host in hosts:
+            host.close()
+
+
+_IDLE = _IdleHosts()
+
+
+def close_idle_hosts() -> None:
+    """Stop the hosts kept for later units (a run calls it when its units are done)."""
+    _IDLE.close_all()

@@ -191,6 +191,33 @@ class Host:
             return HashingEmbedder(dim=spec["dim"])
         return RemoteEmbedder(self.channel, spec["name"])
 
+    def op_release(self, message: dict[str, Any]) -> dict[str, Any]:
+        """Forget a closed instance so this host can serve a later unit as a new one would: the
+        instance, its snapshots, its last query, the last simulated time and every file of the
+        host's folder go (HOME and TMPDIR are in it; an empty TMPDIR is made again). Only for an
+        adapter class that declares `host_reusable` (the harness checks)."""
+        self.instances.pop(message["instance"], None)
+        self.last_query.pop(message["instance"], None)
+        self.snapshots.clear()  # handles keep counting up: a late release of an old one matches nothing
+        self.events = []
+        if self.gateway is not None:
+            self.gateway.close()
+            self.gateway = None
+        from lsrep.host import clock
+
+        clock._LAST_NOW.clear()
+        import shutil
+
+        for entry in list(self.workdir.iterdir()):
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
+        (self.workdir / "tmp").mkdir()
+        if self.instances:
+            raise RuntimeError(f"host still holds instance(s) {sorted(self.instances)}")
+        return {"ok": True}
+
     def op_call(self, message: dict[str, Any]) -> dict[str, Any]:
         return self._call(message["instance"], message)
 

@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import builtins
 import json
+import math
 import operator
 import os
+import select
 from collections.abc import Sequence
 from datetime import datetime
 from multiprocessing.connection import Connection
@@ -41,9 +43,14 @@ class HostTimeout(HostError):
     """The host sent nothing within the timeout; it has been killed."""
 
 
+_ENCODER = json.JSONEncoder(default=str)
+"""`json.dumps(message, default=str)`, one encoder for every message (json.dumps builds one per call
+when an argument is not its default)."""
+
+
 def send(conn: Connection, message: dict[str, Any]) -> None:
     # ensure_ascii keeps lone surrogates as \\udXXX escapes, so they survive the trip.
-    conn.send_bytes(json.dumps(message, default=str).encode("ascii"))
+    conn.send_bytes(_ENCODER.encode(message).encode("ascii"))
 
 
 def recv(conn: Connection, timeout: float | None) -> dict[str, Any]:
@@ -70,6 +77,11 @@ class FrameReader:
         self.conn = conn
         self.buf = bytearray()
         self.pos = 0
+        self._fd = conn.fileno()
+        # One poll object for the reader's life (`Connection.poll` builds a selector per wait):
+        # ready on data, end of file or error, as `Connection.poll` is.
+        self._poller = select.poll()
+        self._poller.register(self._fd, select.POLLIN)
 
     def _frame(self) -> bytes | None:
         buf, pos = self.buf, self.pos
@@ -93,9 +105,9 @@ class FrameReader:
                 del self.buf[:self.pos]
                 self.pos = 0
             try:
-                if timeout is not None and not self.conn.poll(timeout):
+                if timeout is not None and not self._poller.poll(math.ceil(max(timeout, 0) * 1000)):
                     raise HostTimeout(f"the adapter host sent nothing for {timeout:g} s")
-                chunk = os.read(self.conn.fileno(), self.CHUNK)
+                chunk = os.read(self._fd, self.CHUNK)
             except OSError as exc:
                 raise HostDied(f"the adapter host process is gone ({type(exc).__name__})") from None
             if not chunk:

@@ -266,3 +266,50 @@ class RepeatingAdapter(MemoryAdapter):
         if question.startswith("copy"):
             return QueryResult(fragments=tuple(f.model_copy() for f in self.frags))
         return QueryResult(fragments=self.frags, answer=question if question.startswith("answer") else None)
+
+
+class LeavingTracesAdapter(MemoryAdapter):
+    """Declares `host_reusable` and then leaves every trace a unit could leave in its host: files in
+    its state folder, HOME and TMPDIR, a snapshot, a cached query result, the last simulated time.
+    Each answer reports what it finds of them (a new host finds none)."""
+
+    host_reusable = True
+    supports_snapshot = True
+
+    def reset(self, *, conversation_id: str, now: datetime) -> None:
+        self.turns: list[str] = []
+        self.conversation = conversation_id
+
+    def ingest(self, turn: ReplayTurn, *, now: datetime) -> None:
+        self.turns.append(turn.turn_id)
+        for folder in (self.setup.state_dir, os.environ["HOME"], os.environ["TMPDIR"]):
+            with open(os.path.join(folder, f"trace-{self.conversation}"), "w") as fh:
+                fh.write(turn.content)
+
+    def query(self, question: str, *, now: datetime) -> QueryResult:
+        import tempfile
+
+        found = {
+            "state": sorted(os.listdir(self.setup.state_dir)),
+            "home": sorted(p for p in os.listdir(os.environ["HOME"]) if p.startswith("trace-")),
+            "tmp": sorted(os.listdir(os.environ["TMPDIR"])), "tempfile": tempfile.gettempdir() == os.environ["TMPDIR"],
+            "turns": self.turns, "pid": os.getpid(),
+        }
+        return QueryResult(fragments=(Fragment(text=json.dumps(found, sort_keys=True),
+                                               source_turn_ids=tuple(self.turns[-1:])),))
+
+    def snapshot(self) -> list[str]:
+        return list(self.turns)
+
+    def restore(self, snapshot: list[str]) -> None:
+        self.turns = list(snapshot)
+
+    def state_digest(self) -> str:
+        # Read with no `now`: the wall clock, or the last simulated time this host was given.
+        return f"{len(getattr(self, 'turns', ()))}@{int(time.time())}"
+
+
+class NotReusableAdapter(LeavingTracesAdapter):
+    """The same adapter without the declaration: every unit gets a host of its own."""
+
+    host_reusable = False
