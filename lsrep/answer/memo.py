@@ -79,6 +79,11 @@ def clear() -> None:
     _tables, _shapes, _kept = {}, {}, 0
 
 
+def held() -> int:
+    """How many entries the memo holds now (every cache, and the match tables' pairs)."""
+    return sum(c.cache_info().currsize for c in (*_CACHES, fragment_sentences, keys)) + _kept
+
+
 @contextmanager
 def disabled() -> Iterator[None]:
     """Within: every memoised function of this module computes afresh (for tests; not thread-local)."""

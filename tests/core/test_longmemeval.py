@@ -164,3 +164,26 @@ def test_worker_processes_give_the_same_official_files(tmp_path):
         out[workers] = {p.relative_to(tmp_path / f"exp{workers}"): p.read_bytes()
                         for p in sorted((tmp_path / f"exp{workers}").rglob("*")) if p.is_file()}
     assert out[1] == out[2] and len(out[1]) == 6
+
+
+def test_the_reader_memo_is_emptied_after_each_question(tmp_path, monkeypatch):
+    """Questions have their own haystacks: the driver empties the offline reader's memo after each
+    unit, so its memory is one question's entries, not the bounds filled by hundreds of them."""
+    from lsrep import longmemeval
+    from lsrep.answer import memo
+
+    data = generate_longmemeval_file(tmp_path / "gen.json", n_questions=4, sessions_per_question=3, seed=5,
+                                     turns_per_session=4, turn_tokens=30)
+    memo.clear()
+    seen = []
+    real_clear = memo.clear
+
+    def clear():
+        seen.append(memo.held())
+        real_clear()
+
+    monkeypatch.setattr(longmemeval.answer_memo, "clear", clear)
+    outcome = run_longmemeval(spec_from_systems(["full-context"], data, store=tmp_path / "m.sqlite"))
+    assert outcome.units_run == 4 and len(seen) == 4
+    assert all(n > 0 for n in seen)  # each question filled it, and it was emptied after each
+    assert memo.held() == 0
