@@ -215,7 +215,7 @@ class ExtractiveAnswerer:
                     return next((span for p in parts if (span := _typed_span(kind, _part(s, p), question))), None)
                 return _typed_span(kind, s, question) or _typed_span(kind, _whole_line(s), question)
 
-            spans = list_of(scored, best_score, item, LIST_SHARE, itemised=kind == "activity")
+            spans = list_of(scored, best_score, item, LIST_SHARE, itemised=kind in ("activity", "person"))
             if spans:
                 return _speak(spans, best.speaker)
         if kind == "reason" and _POINTS_BACK.search(best.text):

@@ -47,7 +47,7 @@ def asks_for_list(question: str) -> bool:
 def list_of(scored: list, best_score: float, piece, share: float = LIST_SHARE, *, itemised: bool = False) -> str:
     """One piece (`piece(sentence, shared)`) from the best sentence of each line scoring at least
     `share` of the best, at most LIST_MAX, joined by "; ". `itemised` (v8: pieces that are ", "-joined
-    instances, "yoga, kickboxing"): every instance once, the whole list joined by ", "."""
+    instances, "yoga, kickboxing", "Luna, Oliver"): every instance once, the whole list joined by ", "."""
     parts: list[str] = []
     lines: set[str] = set()
     for score, _, s, sh in scored:

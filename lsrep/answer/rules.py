@@ -129,8 +129,8 @@ references. Its rules, in order (also `RULES`, which every manifest records):
    -ing words ("Writing and hanging with friends!"), and every item of a series after like / such as /
    including / enjoy / love holds one when one of its items is an activity ("like yoga, kickboxing, and
    circuit training"; "cats, dogs, and birds" is none); "What are X's hobbies?" is an activity question. An
-   activity list gives each activity once, joined by ", " ("weight training, yoga, kickboxing, circuit
-   training", not the per-line pieces joined by "; "). "Partake", "participate" and "engage" join
+   activity or names list gives each activity or name once, joined by ", " ("weight training, yoga,
+   kickboxing, circuit training", not the per-line pieces joined by "; "). "Partake", "participate" and "engage" join
    `GENERIC_LIST_WORDS`: they tell no item from another. A sentence that only names people or animals
    ("Luna and Oliver!"), said by a speaker the question names, is the reply to a question for their names:
    in a names list it counts as sharing the question's words and gives its names even where it repeats
@@ -168,6 +168,6 @@ RULES = ("best IDF-weighted sentence (speaker counts, -ing/-ed/plural folded, re
          "sentence of its turn and one saying fewer than four by the next clause of its sentence (a wordless "
          "'(date)' sentence or a caption never), a 'my X' phrase the same speaker named elsewhere ('my old area, "
          "West County') takes that name; v8: activities named by a class / lesson / -ing trip, 'done weight training', "
-         "'besides X-ing', a bare '-ing and -ing!' reply and every item of a series holding one, each activity once "
-         "joined by ', '; partake / participate / engage generic list words; a sentence of names only, said by "
+         "'besides X-ing', a bare '-ing and -ing!' reply and every item of a series holding one, each activity or name "
+         "once joined by ', '; partake / participate / engage generic list words; a sentence of names only, said by "
          "the speaker asked about, answers a names list")

@@ -51,7 +51,7 @@ def test_itemised_lists_join_instances_once():
     scored = [(3.0, 0, _S("a", "l1"), frozenset()), (2.0, -1, _S("b", "l2"), frozenset())]
     pieces = {"a": "yoga, kickboxing", "b": "kickboxing, circuit training"}
     assert list_of(scored, 3.0, lambda s, sh: pieces[s.text], itemised=True) == "yoga, kickboxing, circuit training"
-    # Without it, pieces stay whole (names, places): "Luna, Oliver; Bailey".
+    # Without it, pieces stay whole (places: "Paris, France; Rome").
     assert list_of(scored, 3.0, lambda s, sh: pieces[s.text]) == "yoga, kickboxing; kickboxing, circuit training"
 
 
@@ -80,6 +80,7 @@ def test_a_sentence_of_names_only_is_the_reply_to_a_names_question():
                                                      "too. Here's a pic of Oliver. Can you show me one of Oscar? [shares an "
                                                      "image: a photo of a black dog laying in the grass with a frisbee]"))
     assert gives(answer, "Oliver, Luna, Bailey"), answer
+    assert ";" not in answer and answer.count("Oliver") == 1, answer  # one list, each name once
 
 
 def test_a_bare_reply_below_the_best_line_still_gives_its_names():
