@@ -107,7 +107,7 @@ class ExtractiveAnswerer:
     """Offline deterministic span answerer (labelled `extractive-offline` in every output)."""
 
     name: str = "extractive-offline"
-    version: str = "7"
+    version: str = "8"
     min_overlap: int = 2
     """Shared content words a sentence needs (capped at the question's own count); with 2, a
     name present in every line (the speaker's) cannot answer every question about that person."""
@@ -145,10 +145,11 @@ class ExtractiveAnswerer:
         scored = []
         # A sentence giving no question word but a speaker's name is skipped below (unless it may name an
         # instance of a listed kind): `found` holds the others.
-        for i in range(n) if listing and kind in INSTANCE_KINDS else found:
+        roll = listing and kind == "person"  # v8: "Luna and Oliver!" answers a names question said before it
+        for i in range(n) if listing and (kind in INSTANCE_KINDS or roll) else found:
             s, bag, hit = sentences[i], bags[i], hits[i]
             in_line = lines[s.line]
-            if not hit - names and not (listing and kind in INSTANCE_KINDS):
+            if not hit - names and not (listing and kind in INSTANCE_KINDS) and not (roll and _roll(s, question)):
                 continue
             typed = _typed_span(kind, s, question)
             if not hit - names and not typed:
@@ -159,6 +160,8 @@ class ExtractiveAnswerer:
             novel = 0 if _CAPTION.match(s.text) else len(bag - wanted - names)  # a caption describes, it says nothing new
             score = (overlap(bag, hit) + 0.3 * sum(weight[t] for t in sorted(in_line - hit))
                      + 0.1 * min(novel, 5) + (0.5 if typed else 0.0))
+            if roll and _roll(s, question):
+                score += sum(weight[t] for t in sorted(wanted - hit - names))  # the reply carries the question's words
             if s.text.rstrip().endswith("?"):
                 score *= ASKING_FACTOR  # a sentence that asks states nothing; the reply to it answers
             scored.append((score, -s.order, s, witnesses(bag, wanted)))
@@ -208,10 +211,11 @@ class ExtractiveAnswerer:
                     split = _PARTS.split(s.line)
                     parts = [q for i, p in enumerate(split) if matched(keys(p), topic)
                              for q in ([p, split[i - 1]] if i and _CONTINUES.match(p) else [p])]
+                    parts += [p for p in split if kind == "person" and _roll(_part(s, p), question)]  # v8
                     return next((span for p in parts if (span := _typed_span(kind, _part(s, p), question))), None)
                 return _typed_span(kind, s, question) or _typed_span(kind, _whole_line(s), question)
 
-            spans = list_of(scored, best_score, item, LIST_SHARE)
+            spans = list_of(scored, best_score, item, LIST_SHARE, itemised=kind in ("activity", "person"))
             if spans:
                 return _speak(spans, best.speaker)
         if kind == "reason" and _POINTS_BACK.search(best.text):
@@ -338,10 +342,27 @@ def _same_visit_date(best: Sentence, sentences: list[Sentence], bags: list[froze
 
 GENERIC_LIST_WORDS = frozenset(fold(w) for w in "do done did go gone went been be get got see seen saw visit visited travel travelled traveled "
                                  "try tried have had take took like enjoy plan planning both ever all order "
-                                 "respectively so far".split())
+                                 "respectively so far partake partaken partook participate participated engage engaged".split())
 """Words a list question uses for any item of its kind ("What movies has X seen", "Which cities has X visited",
-"..., in order"): they say nothing that tells one item of that kind from another."""
+"..., in order"; v8: "partake", "participate", "engage"): they say nothing that tells one item of that kind from
+another."""
 _AUXILIARY = re.compile(r"\b(?:do|does|did|has|have|had|is|are|was|were|can|could|would|will)\b", re.I)
+
+
+_ROLL_GLUE = frozenset("and or & too both".split())
+
+
+def _roll(s: Sentence, question: str) -> bool:
+    """v8: the sentence only names people or animals ("Luna and Oliver!", "Kyle, Sara and Tom."), and its
+    speaker is named in the question: the reply to a question for their names, which repeats none of its words."""
+    if not s.speaker or not keys(s.speaker) & keys(question):
+        return False  # whose names are asked: the speaker's own (a roll said by anyone else names anyone)
+    span = _typed_span("person", s, question)
+    if not span:
+        return False
+    named = {w.lower() for w in re.findall(r"[\w'’-]+", span)}
+    said = [w.lower() for w in re.findall(r"[\w'’-]+", s.text)]
+    return bool(said) and all(w in named or w in _ROLL_GLUE for w in said)
 
 
 def _list_topic(question: str) -> frozenset[str]:

@@ -44,9 +44,10 @@ def asks_for_list(question: str) -> bool:
                for w in head) and not any(w.lower() in ("kind", "type", "sort") for w in head)
 
 
-def list_of(scored: list, best_score: float, piece, share: float = LIST_SHARE) -> str:
+def list_of(scored: list, best_score: float, piece, share: float = LIST_SHARE, *, itemised: bool = False) -> str:
     """One piece (`piece(sentence, shared)`) from the best sentence of each line scoring at least
-    `share` of the best, at most LIST_MAX, joined by "; "."""
+    `share` of the best, at most LIST_MAX, joined by "; ". `itemised` (v8: pieces that are ", "-joined
+    instances, "yoga, kickboxing", "Luna, Oliver"): every instance once, the whole list joined by ", "."""
     parts: list[str] = []
     lines: set[str] = set()
     for score, _, s, sh in scored:
@@ -58,4 +59,6 @@ def list_of(scored: list, best_score: float, piece, share: float = LIST_SHARE) -
         text = piece(s, sh)
         if text and text.lower() not in (p.lower() for p in parts):
             parts.append(text)
+    if itemised:
+        return ", ".join(dict.fromkeys(i for p in parts for i in p.split(", ") if i))
     return "; ".join(parts)

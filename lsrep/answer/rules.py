@@ -121,6 +121,20 @@ references. Its rules, in order (also `RULES`, which every manifest records):
    ("my old area, West County"; "my home country, Sweden") is followed by that name, so the typed span rules
    find it (`lsrep.answer.bridge`: only "my/our" phrases of the best sentence's own speaker, held word for
    word, never a speaker's name, a weekday or a month).
+10. **v8: list items from every line, one by one.** An activity is also named by the class, lesson, course,
+   session or workshop it is the subject of ("a pottery class", "a weekend yoga class": never "first",
+   "online", "weekend" and the like), by an -ing trip ("a mountaineering trip"; not "a road trip", not the
+   listener's "your camping trip"), with the noun before an -ing word after a doing verb ("I've done weight
+   training"), after "besides" ("Besides writing, I also enjoy ..."), by a sentence that is only one or two
+   -ing words ("Writing and hanging with friends!"), and every item of a series after like / such as /
+   including / enjoy / love holds one when one of its items is an activity ("like yoga, kickboxing, and
+   circuit training"; "cats, dogs, and birds" is none); "What are X's hobbies?" is an activity question. An
+   activity or names list gives each activity or name once, joined by ", " ("weight training, yoga,
+   kickboxing, circuit training", not the per-line pieces joined by "; "). "Partake", "participate" and "engage" join
+   `GENERIC_LIST_WORDS`: they tell no item from another. A sentence that only names people or animals
+   ("Luna and Oliver!"), said by a speaker the question names, is the reply to a question for their names:
+   in a names list it counts as sharing the question's words and gives its names even where it repeats
+   none of them (someone else's roll, "Rex and Fido!" said by Ben, never).
 """
 
 from __future__ import annotations
@@ -153,4 +167,7 @@ RULES = ("best IDF-weighted sentence (speaker counts, -ing/-ed/plural folded, re
          "'a while' is no clause boundary; v7: a clause saying fewer than ten words of its own is joined by the next "
          "sentence of its turn and one saying fewer than four by the next clause of its sentence (a wordless "
          "'(date)' sentence or a caption never), a 'my X' phrase the same speaker named elsewhere ('my old area, "
-         "West County') takes that name")
+         "West County') takes that name; v8: activities named by a class / lesson / -ing trip, 'done weight training', "
+         "'besides X-ing', a bare '-ing and -ing!' reply and every item of a series holding one, each activity or name "
+         "once joined by ', '; partake / participate / engage generic list words; a sentence of names only, said by "
+         "the speaker asked about, answers a names list")
