@@ -341,10 +341,10 @@ def whole_date(text: str) -> DaySpan | None:
 
 # -- resolving what a speaker said relative to when they said it ----------------------------------
 _RELATIVE = re.compile(
-    r"\b(?:(the day before yesterday|the other day)|(yesterday)|(last night)|(today|tonight|this morning|this afternoon|"
+    r"\b(?:(the day before yesterday|the day after tomorrow|the other day|the other night)|(yesterday)|(last night)|(today|tonight|this morning|this afternoon|"
     r"this evening|earlier today)|(tomorrow)|"
     rf"{_COUNT}\s+{_UNIT}\s+ago|"
-    r"(?:(last|this past|past|this|next|the other|on)\s+(week|weekend|month|year|summer|winter|spring|fall|autumn|"
+    r"(?:(last|this past|past|this coming|coming|upcoming|this|next|the other|on)\s+(week|weekend|month|year|summer|winter|spring|fall|autumn|"
     rf"{_WD[1:-1]})\.?(?![a-z]))|"
     rf"(recently|a while ago|lately)|"
     rf"{_COUNT}\s+{_UNIT}\s+(later|from now)|in\s+{_COUNT}\s+{_UNIT})\b",
@@ -361,8 +361,10 @@ def resolve_relative(phrase_match: re.Match[str], anchor: date) -> str | None:
     g = phrase_match.groups()
     when = fmt_day(anchor)
     if g[0]:
-        if g[0].lower() == "the other day":
+        if g[0].lower() in ("the other day", "the other night"):
             return f"a few days before {when}"
+        if g[0].lower() == "the day after tomorrow":
+            return fmt_day(anchor + timedelta(days=2))
         return fmt_day(anchor - timedelta(days=2))
     if g[1] or g[2]:
         return fmt_day(anchor - timedelta(days=1))

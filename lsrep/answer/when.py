@@ -42,8 +42,9 @@ _WEEKDAYS_AGO = re.compile(r"\b(\d+|a couple(?: of)?|two|three|four|five)\s+(mon
                            r"saturday|sunday)s\s+(?:ago|back)\b", re.I)
 _SEASON = re.compile(r"\b(?:in|during|over|for)\s+the\s+(spring|summer|fall|autumn|winter)\b", re.I)
 _MONTHS = "|".join(calendar.month_name[1:])
-_MONTH = re.compile(rf"\b(?:in|since|during|early|mid|late|end of|start of|beginning of|last|this|back in|"
-                    rf"until|till|by|of)\s+(?:early\s+|mid-?\s*|late\s+)?({_MONTHS})\b(?!\s+\d)", re.I)
+_MONTH = re.compile(rf"\b(?:(?:in|since|during|early|mid|late|end of|start of|beginning of|last|this|back in|"
+                    rf"until|till|by|of)\s+(?:early\s+|mid-?\s*|late\s+)?|(?:early|mid|late)-)({_MONTHS})\b"
+                    rf"(?!\s+\d)", re.I)
 
 
 def _count(token: str) -> int | None:
