@@ -31,7 +31,8 @@ A reference counts as given when any of these holds, tried in order:
    item is read by these same rules (lexicon, dates, numbers, owner pronouns); an item with words
    no other item has needs one of them in the answer; a long item the rules miss counts when the
    answer holds one of its own words and the whole reference passes rules 7-8 (a paraphrase, not
-   a missing item). Extra items are allowed. A head ("Not tough; a, b, c") is not an item but
+   a missing item); an item's leading light verb is not needed ("having picnics" by "picnics",
+   "going for hikes" by "hikes"). Extra items are allowed. A head ("Not tough; a, b, c") is not an item but
    must not be contradicted;
 6. **yes/no**: the reference starts with yes/no (or "likely no") and the answer
    starts with the same polarity;
@@ -396,11 +397,22 @@ def list_given(answer: str, shape: ListShape, question: str = "", _depth: int = 
     for k, item in enumerate(shape.items):
         own = words[k].difference(*(w for j, w in enumerate(words) if j != k))
         touched = not own or bool(own & answer_tokens) or whole_date(item) is not None or bool(whole_duration(item))
-        if touched and gives(answer, item, question, _depth + 1):
+        if touched and any(gives(answer, i, question, _depth + 1) for i in _without_light_verb(item)):
             continue
         if not (len(words[k]) >= LONG_ITEM and own & answer_tokens and whole()):
             return False
     return not shape.head or _head_agrees(normal_tokens(answer), shape.head)
+
+
+_LIGHT_VERB = re.compile(r"^\s*(?:(?:have|has|had|having|do|does|did|doing)\s+|"
+                         r"(?:go|goes|went|going)\s+(?:for\s+|on\s+|to\s+)?)(?=\w)", re.I)
+
+
+def _without_light_verb(item: str) -> tuple[str, ...]:
+    """An item and, when it opens with a light verb, the item without it: "having picnics" is given by
+    "picnics", "going for hikes" by "hikes" (the verb only names the activity)."""
+    bare = _LIGHT_VERB.sub("", item)
+    return (item, bare) if bare != item and bare.strip() else (item,)
 
 
 LONG_ITEM = 3
