@@ -9,6 +9,8 @@ A reference is a **list** when it names two or more items a complete answer must
   ('"A Court of Thorns and Roses"');
 - two one-word items joined by "and" ("clarinet and violin"; judge v5).
 
+The comma of a digit group ("$1,000") separates nothing, and "etc." / "and so on" is no item.
+
 A reference is **not** a list when:
 
 - it has neither a comma nor a semicolon and is not one of the two shapes above ("politics and the
@@ -55,7 +57,9 @@ _QUOTED = re.compile(r"\"([^\"]+)\"|“([^”]+)”|(?:(?<=^)|(?<=[\s,;:(]))'([^
 _MASK = "\x00{}\x00"
 _MASKED = re.compile(r"\x00(\d+)\x00")
 _HEAD = re.compile(r"^([^,;:]+?)(?::\s+|\s+[-–—]\s+)(.+)$", re.S)
-_SEGMENT_SEP = re.compile(r"\s*[,;]\s*")
+_SEGMENT_SEP = re.compile(r"\s*(?:;|,(?!(?<=\d,)\d{3}\b))\s*")
+"""A comma or semicolon between items; not the comma of a digit group ("$1,000")."""
+_ETC = re.compile(r"(?:etc|and so on|and more|among others|and others)\W*", re.I)
 _LEADING_JOIN = re.compile(r"^(?:and|&|or)\s+", re.I)
 _LAST_AND = re.compile(r"^(.*\S)\s+(?:and|&)\s+(\S.*)$", re.S)
 _ONE_WORD_PAIR = re.compile(r"\s*([\w'’-]+)\s+(?:and|&)\s+([\w'’-]+)\W*")
@@ -129,7 +133,7 @@ def list_shape(reference: str) -> ListShape | None:
     if not text or whole_date(text) is not None:
         return None
     masked, titles = _mask(text)
-    if "," not in masked and ";" not in masked:
+    if len(_SEGMENT_SEP.split(masked)) < 2:
         if len(titles) >= 2 and _TITLES_ONLY.fullmatch(masked):
             return ListShape(items=tuple(titles), short=all(len(normal_tokens(t)) <= SHORT_ITEM for t in titles))
         pair = _ONE_WORD_PAIR.fullmatch(masked)
@@ -156,7 +160,7 @@ def list_shape(reference: str) -> ListShape | None:
     if len(merged) < 2:
         merged = parts  # "the week before 21Janury, 2022": not a list of dates; read as v5 did
     items = [_unmask(p, titles).strip(" .\"'“”") for p in merged]
-    items = [i for i in items if i]
+    items = [i for i in items if i and not _ETC.fullmatch(i)]  # "a, b, etc.": "etc." is no item
     if len(items) < 2:
         return None
     short = all(len(normal_tokens(i)) <= SHORT_ITEM for i in items)

@@ -157,3 +157,15 @@ def test_extra_items_are_allowed_but_old_and_new_together_stay_a_hedge():
                                      "German, Italian", old)).outcome == "correct"
     assert judge_deterministic(_case("French and Italian", "German, Italian", old)).outcome == "stale"
     assert judge_deterministic(_case("German", "German, Italian", old)).outcome == "wrong"
+
+
+def test_a_digit_group_comma_is_no_item_separator():
+    assert list_items("raised $1,000 for the local animal shelter") == []
+    assert gives("He raised $1000 for the local animal shelter", "raised $1,000 for the local animal shelter")
+    assert list_items("apples, pears, 1,000 grapes") == ["apples", "pears", "1,000 grapes"]
+
+
+def test_etc_is_no_item():
+    assert list_items("apples, pears, etc.") == ["apples", "pears"]
+    assert gives("apples and pears", "apples, pears, etc.")
+    assert not gives("apples", "apples, pears, etc.")
