@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from lsrep.temporal import whole_date
 
@@ -125,6 +126,7 @@ def is_prose(segments: list[str], *, opening: str) -> bool:
     return _first_word(opening) in SUBJECTS or any(_opens_clause(s) for s in segments[1:])
 
 
+@lru_cache(maxsize=65536)
 def list_shape(reference: str) -> ListShape | None:
     """The list a reference names, or None when it is not a list (rules: module docstring)."""
     from lsrep.judge.normalize import normal_tokens
