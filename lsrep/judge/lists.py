@@ -144,10 +144,11 @@ def list_shape(reference: str) -> ListShape | None:
         return None
     head = ""
     m = _HEAD.match(masked)
-    if m and len(_segments(m.group(2))) >= 2 and not re.search(r"\d$", m.group(1)):
+    first, _, rest = masked.partition(";")
+    if m and len(_segments(m.group(2))) >= 2:
         head, body = m.group(1), m.group(2)
-    elif masked.count(";") == 1 and "," in masked.split(";")[1] and "," not in masked.split(";")[0]:
-        head, body = masked.split(";")
+    elif rest and ";" not in rest and len(_segments(rest)) >= 2 and len(_segments(first)) < 2:
+        head, body = first, rest  # "Not tough; keep it clean, feed it": one statement, then its list
     else:
         body = masked
     parts = _segments(body)
