@@ -39,10 +39,13 @@ agency or lawyer, gather documents": three items, the second either an agency or
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
+from lsrep.judge.owner import PRONOUNS
 from lsrep.temporal import whole_date
+from lsrep.text import STOPWORDS
 
 SHORT_ITEM = 3
 """An item of at most this many normalised tokens is short; a list of short items is a v5 list."""
@@ -176,3 +179,67 @@ def or_inside_item(shape: ListShape) -> bool:
     """The reference's "or" sits inside an item other than the last ("find an agency or lawyer, ..."),
     so the reference is a list with a choice inside one item, not "X or Y"."""
     return not _OR.search(shape.items[-1]) and any(_OR.search(i) for i in shape.items[:-1])
+
+
+# -- when an answer gives a list (rule 5 of lsrep.judge.normalize) ---------------------------------
+def _item_words(item: str) -> set[str]:
+    from lsrep.judge.normalize import normal_tokens
+
+    return {t for t in normal_tokens(item) if t not in STOPWORDS and t not in PRONOUNS}
+
+
+def _head_agrees(answer_tokens: tuple[str, ...], head: str) -> bool:
+    """The answer does not contradict a list's head: a word both hold is negated in both or in neither."""
+    from lsrep.judge.normalize import _NEGATIONS, _negated_words, normal_tokens
+
+    head_tokens = normal_tokens(head)
+    shared = {t for t in head_tokens if t not in STOPWORDS and t not in _NEGATIONS} & set(answer_tokens)
+    return not shared or _negated_words(answer_tokens, shared) == _negated_words(head_tokens, shared)
+
+
+def list_given(answer: str, shape: ListShape, question: str = "", _depth: int = 0,
+               as_text: Callable[[], bool] | None = None) -> bool:
+    """Rule 5 (v6): every item of the list is given, in any order, each by the rules an item is read by.
+
+    An item that has words no other item has is given only when the answer holds one of them
+    ("dairy-free chocolate cake" is not given by "dairy-free chocolate mousse" beside "chocolate
+    ice cream"). A long item (`LONG_ITEM` content words or more) the item rules miss still counts
+    when the answer holds one of its own words and the whole reference is given as free text
+    (`as_text`, rules 7-8): a paraphrase ("losing unsupportive friends": "a few friends weren't able
+    to handle it"), not a missing item. The head, when there is one, is not contradicted. Extra items
+    are allowed (a superseded value among them is judged as a revision, `lsrep.judge.deterministic`).
+    """
+    from lsrep.judge.normalize import gives, normal_tokens, whole_duration
+
+    answer_tokens = set(normal_tokens(answer))
+    words = [_item_words(i) for i in shape.items]
+    text_given: list[bool] = []
+
+    def whole() -> bool:
+        if not text_given:
+            text_given.append(as_text is not None and as_text())
+        return text_given[0]
+
+    for k, item in enumerate(shape.items):
+        own = words[k].difference(*(w for j, w in enumerate(words) if j != k))
+        touched = not own or bool(own & answer_tokens) or whole_date(item) is not None or bool(whole_duration(item))
+        if touched and any(gives(answer, i, question, _depth + 1) for i in _without_light_verb(item)):
+            continue
+        if not (len(words[k]) >= LONG_ITEM and own & answer_tokens and whole()):
+            return False
+    return not shape.head or _head_agrees(normal_tokens(answer), shape.head)
+
+
+_LIGHT_VERB = re.compile(r"^\s*(?:(?:have|has|had|having|do|does|did|doing)\s+|"
+                         r"(?:go|goes|went|going)\s+(?:for\s+|on\s+|to\s+)?)(?=\w)", re.I)
+
+
+def _without_light_verb(item: str) -> tuple[str, ...]:
+    """An item and, when it opens with a light verb, the item without it: "having picnics" is given by
+    "picnics", "going for hikes" by "hikes" (the verb only names the activity)."""
+    bare = _LIGHT_VERB.sub("", item)
+    return (item, bare) if bare != item and bare.strip() else (item,)
+
+
+LONG_ITEM = 3
+"""Content words an item needs to be read as a paraphrasable phrase (as rule 8 needs of a reference)."""

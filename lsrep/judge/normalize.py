@@ -62,12 +62,11 @@ from __future__ import annotations
 
 import re
 import string
-from collections.abc import Callable
 from functools import lru_cache
 
 from lsrep.judge.lexicon import same_word
-from lsrep.judge.lists import ListShape, list_shape, or_inside_item
-from lsrep.judge.owner import OWNER_PRONOUNS, PRONOUNS, other_owner, owner_span
+from lsrep.judge.lists import list_given, list_shape, or_inside_item
+from lsrep.judge.owner import OWNER_PRONOUNS, other_owner, owner_span
 from lsrep.temporal import date_spans, whole_date
 from lsrep.text import STOPWORDS, fold
 
@@ -360,63 +359,6 @@ def list_items(reference: str) -> list[str]:
     (`lsrep.judge.lists`: prose with commas, one date, and a lone "x and y" phrase are not lists)."""
     shape = list_shape(reference)
     return list(shape.items) if shape else []
-
-
-def _item_words(item: str) -> set[str]:
-    return {t for t in normal_tokens(item) if t not in STOPWORDS and t not in PRONOUNS}
-
-
-def _head_agrees(answer_tokens: tuple[str, ...], head: str) -> bool:
-    """The answer does not contradict a list's head: a word both hold is negated in both or in neither."""
-    head_tokens = normal_tokens(head)
-    shared = {t for t in head_tokens if t not in STOPWORDS and t not in _NEGATIONS} & set(answer_tokens)
-    return not shared or _negated_words(answer_tokens, shared) == _negated_words(head_tokens, shared)
-
-
-def list_given(answer: str, shape: ListShape, question: str = "", _depth: int = 0,
-               as_text: Callable[[], bool] | None = None) -> bool:
-    """Rule 5 (v6): every item of the list is given, in any order, each by the rules an item is read by.
-
-    An item that has words no other item has is given only when the answer holds one of them
-    ("dairy-free chocolate cake" is not given by "dairy-free chocolate mousse" beside "chocolate
-    ice cream"). A long item (`LONG_ITEM` content words or more) the item rules miss still counts
-    when the answer holds one of its own words and the whole reference is given as free text
-    (`as_text`, rules 7-8): a paraphrase ("losing unsupportive friends": "a few friends weren't able
-    to handle it"), not a missing item. The head, when there is one, is not contradicted. Extra items
-    are allowed (a superseded value among them is judged as a revision, `lsrep.judge.deterministic`).
-    """
-    answer_tokens = set(normal_tokens(answer))
-    words = [_item_words(i) for i in shape.items]
-    text_given: list[bool] = []
-
-    def whole() -> bool:
-        if not text_given:
-            text_given.append(as_text is not None and as_text())
-        return text_given[0]
-
-    for k, item in enumerate(shape.items):
-        own = words[k].difference(*(w for j, w in enumerate(words) if j != k))
-        touched = not own or bool(own & answer_tokens) or whole_date(item) is not None or bool(whole_duration(item))
-        if touched and any(gives(answer, i, question, _depth + 1) for i in _without_light_verb(item)):
-            continue
-        if not (len(words[k]) >= LONG_ITEM and own & answer_tokens and whole()):
-            return False
-    return not shape.head or _head_agrees(normal_tokens(answer), shape.head)
-
-
-_LIGHT_VERB = re.compile(r"^\s*(?:(?:have|has|had|having|do|does|did|doing)\s+|"
-                         r"(?:go|goes|went|going)\s+(?:for\s+|on\s+|to\s+)?)(?=\w)", re.I)
-
-
-def _without_light_verb(item: str) -> tuple[str, ...]:
-    """An item and, when it opens with a light verb, the item without it: "having picnics" is given by
-    "picnics", "going for hikes" by "hikes" (the verb only names the activity)."""
-    bare = _LIGHT_VERB.sub("", item)
-    return (item, bare) if bare != item and bare.strip() else (item,)
-
-
-LONG_ITEM = 3
-"""Content words an item needs to be read as a paraphrasable phrase (as rule 8 needs of a reference)."""
 
 
 def _subject_free(reference: str, question: str) -> str:
