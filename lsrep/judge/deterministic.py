@@ -3,7 +3,9 @@
 Whether an answer gives a reference version is decided by
 :func:`lsrep.judge.normalize.gives` (whole-token span after normalisation, dates
 as days, durations, "X or Y", lists in any order, yes/no, content words in a short
-window); abstention by :func:`lsrep.judge.normalize.is_abstention`.
+window); abstention by :func:`lsrep.judge.normalize.is_abstention`. v6: a reference that is a list
+(:mod:`lsrep.judge.lists`) is given only when every item is, in any order; extra items are allowed,
+and a superseded value among them is judged by the revision rules below (a hedge unless marked past).
 
 Labels, in order:
 
@@ -33,7 +35,7 @@ __all__ = ["ABSTAIN_PATTERNS", "DETERMINISTIC_JUDGE", "DETERMINISTIC_VERSION", "
            "judge_deterministic", "mentions"]
 
 DETERMINISTIC_JUDGE = "deterministic"
-DETERMINISTIC_VERSION = "5"
+DETERMINISTIC_VERSION = "6"
 
 
 def normalise(text: str) -> str:

@@ -23,9 +23,17 @@ A reference counts as given when any of these holds, tried in order:
    ("3 hours 59 minutes" = "3:59" = "239 minutes");
 4. **alternatives**: the reference is "X or Y" and the answer gives one of them;
 5. **list**: the reference is a list ("a, b and c") and the answer gives every item,
-   in any order (a list of short items is given in no other way; prose that merely
-   holds commas may still be given by rule 8); v5: two one-word items joined by "and"
-   ("clarinet and violin") are a list too;
+   in any order; v5: two one-word items joined by "and" ("clarinet and violin") are a list
+   too. v6 (`lsrep.judge.lists`, `list_given`): a list is given in no other way, whatever the
+   length of its items (v5 let a list of longer items fall through to rule 8, which credited
+   2 of 3 items); several quoted titles are a list; prose holding commas (a segment opening a
+   clause: "but", "since", "which", "she ...") and one date ("June 5, 2022") are not lists. Each
+   item is read by these same rules (lexicon, dates, numbers, owner pronouns); an item with words
+   no other item has needs one of them in the answer; a long item the rules miss counts when the
+   answer holds one of its own words and the whole reference passes rules 7-8 (a paraphrase, not
+   a missing item); an item's leading light verb is not needed ("having picnics" by "picnics",
+   "going for hikes" by "hikes"). Extra items are allowed. A head ("Not tough; a, b, c") is not an item but
+   must not be contradicted;
 6. **yes/no**: the reference starts with yes/no (or "likely no") and the answer
    starts with the same polarity;
 7. **words**: every content word of a reference of two or more content words
@@ -57,6 +65,7 @@ import string
 from functools import lru_cache
 
 from lsrep.judge.lexicon import same_word
+from lsrep.judge.lists import list_given, list_shape, or_inside_item
 from lsrep.judge.owner import OWNER_PRONOUNS, other_owner, owner_span
 from lsrep.temporal import date_spans, whole_date
 from lsrep.text import STOPWORDS, fold
@@ -346,14 +355,10 @@ def alternatives(reference: str) -> list[str]:
 
 
 def list_items(reference: str) -> list[str]:
-    """The items of a list reference ("a, b, and c"; "a; b"); empty when it is not a list."""
-    if "," not in reference and ";" not in reference:
-        pair = re.fullmatch(r"\s*([\w'’-]+)\s+(?:and|&)\s+([\w'’-]+)\W*", reference)
-        return list(pair.groups()) if pair else []  # v5: "clarinet and violin", two one-word items
-    parts = re.split(r"\s*[,;]\s*(?:and\s+|&\s+)?|\s+(?:and|&)\s+(?=[^,;]*$)", reference)
-    items = [p.strip(" .\"'") for p in parts if p and p.strip(" .\"'")]
-    items = [re.sub(r"^(?:and|&)\s+", "", i) for i in items]
-    return items if len(items) >= 2 else []
+    """The items of a list reference ("a, b, and c"; "a; b"); empty when it is not a list
+    (`lsrep.judge.lists`: prose with commas, one date, and a lone "x and y" phrase are not lists)."""
+    shape = list_shape(reference)
+    return list(shape.items) if shape else []
 
 
 def _subject_free(reference: str, question: str) -> str:
@@ -410,15 +415,18 @@ def gives(answer: str, reference: str, question: str = "", _depth: int = 0) -> b
     pol = polarity(reference)
     if pol is not None:
         return polarity(answer, answer=True) == pol
+    shape = list_shape(reference)
     alts = alternatives(reference)
-    if alts:
+    if alts and not (shape and or_inside_item(shape)):
         return any(gives(answer, a, question, _depth + 1) for a in alts)
-    items = list_items(reference)
-    if items:
-        if all(gives(answer, i, question, _depth + 1) for i in items):
-            return True
-        if all(len(normal_tokens(i)) <= 3 for i in items):
-            return False  # a list of short items needs every one; prose with commas falls through
+    if shape:  # v6: a list is given in no other way
+        return list_given(answer, shape, question, _depth,
+                          as_text=lambda: _free_text(ans_tokens, reference, ref_tokens, question))
+    return _free_text(ans_tokens, reference, ref_tokens, question)
+
+
+def _free_text(ans_tokens: tuple[str, ...], reference: str, ref_tokens: tuple[str, ...], question: str) -> bool:
+    """Rules 7 and 8: content words in a window, or coverage; negation and numbers agreeing."""
     if not _negation_agrees(ans_tokens, ref_tokens) or not numbers_agree(ans_tokens, ref_tokens):
         return False
     asked = frozenset(normal_tokens(question)) if question else frozenset()
