@@ -275,6 +275,7 @@ class _Handler(BaseHTTPRequestHandler):
             bearer=auth.removeprefix("Bearer ") if auth.startswith("Bearer ") else None,
         )
         fault = srv._enter(request)
+        self._counted = True
         try:
             srv._wait(srv.latency_s)
             if request.path == "/v1/chat/completions":
@@ -295,7 +296,13 @@ class _Handler(BaseHTTPRequestHandler):
         except Exception as exc:  # a scripted reply raised: say so on the wire
             self._send_json(500, _error(f"test server reply raised {exc!r}", "server_error"))
         finally:
-            srv._leave()
+            self._done()
+
+    def _done(self) -> None:
+        """The request stops counting as in flight once (before its reply is written, else at the end)."""
+        if getattr(self, "_counted", False):
+            self._counted = False
+            self.server_ref._leave()
 
     def _send_fault(self, fault: Fault, request: ReceivedRequest) -> None:
         srv = self.server_ref
@@ -325,6 +332,9 @@ class _Handler(BaseHTTPRequestHandler):
         lines = [f"HTTP/1.1 {status} {HTTPStatus(status).phrase}",
                  "Content-Type: application/json", f"Content-Length: {len(data)}"]
         lines += [f"{name}: {value}" for name, value in (headers or {}).items()]
+        # The server's work ends here: a client holding a one-request slot may send its next request as
+        # soon as these bytes arrive, before this thread would run again to count the request done.
+        self._done()
         self.wfile.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + data)
 
 

@@ -70,3 +70,30 @@ def test_reply_function_errors_surface_as_500():
             assert "script bug" in str(exc)
         else:
             raise AssertionError("expected a 500")
+
+
+def test_a_request_stops_counting_in_flight_before_its_reply_is_written(monkeypatch):
+    # A client holding the only slot of a one-request endpoint may send its next request as soon as the
+    # reply's bytes arrive, before the handler thread runs again; counted until after the write, that
+    # next request read as two in flight on a loaded machine. The count must be zero at the write.
+    import socketserver
+
+    seen: list[int] = []
+    original = socketserver._SocketWriter.write
+
+    def write(self, data):
+        seen.append(srv._in_flight)
+        return original(self, data)
+
+    monkeypatch.setattr(socketserver._SocketWriter, "write", write)
+    with OpenAITestServer() as srv:
+        sdk = _sdk(srv)
+        sdk.chat.completions.create(model="m", messages=[{"role": "user", "content": "ping"}])
+        sdk.embeddings.create(model="e", input=["a"])
+        srv.enqueue_faults(Fault.rate_limited(retry_after=0))
+        try:
+            sdk.chat.completions.create(model="m", messages=[{"role": "user", "content": "again"}])
+        except openai.RateLimitError:
+            pass
+    assert seen and all(n == 0 for n in seen), seen
+    assert srv._in_flight == 0 and srv.max_in_flight == 1
