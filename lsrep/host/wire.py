@@ -50,7 +50,28 @@ when an argument is not its default)."""
 
 def send(conn: Connection, message: dict[str, Any]) -> None:
     # ensure_ascii keeps lone surrogates as \\udXXX escapes, so they survive the trip.
-    conn.send_bytes(_ENCODER.encode(message).encode("ascii"))
+    conn.send_bytes(encoded(message))
+
+
+class JSONTexts(list):
+    """A list of values already written as JSON text: `encoded` writes them as they are."""
+
+
+def json_text(value: Any) -> str:
+    """A JSON value as `send` writes it (ASCII, lone surrogates escaped)."""
+    return _ENCODER.encode(value)
+
+
+def encoded(message: dict[str, Any]) -> bytes:
+    """The bytes `send` writes for a message (inside its frame). A top-level value that is a
+    `JSONTexts` (a batch's calls) is written from its texts, after the other keys; the bytes are
+    then UTF-8, which the other side's `json.loads` reads as it reads ASCII."""
+    texts = [key for key, value in message.items() if type(value) is JSONTexts]
+    if not texts:
+        return _ENCODER.encode(message).encode("ascii")
+    head = _ENCODER.encode({k: v for k, v in message.items() if k not in texts})[:-1]
+    tails = [f"{_ENCODER.encode(k)}: [{', '.join(message[k])}]" for k in texts]
+    return (head + (", " if len(head) > 1 else "") + ", ".join(tails) + "}").encode("utf-8")
 
 
 def recv(conn: Connection, timeout: float | None) -> dict[str, Any]:
