@@ -55,6 +55,8 @@ class ProcessPoolExecutor(Executor):
     """
 
     name = "process-pool"
+    unit = staticmethod(run_unit)
+    """What a worker runs per task."""
 
     def __init__(self, workers: int) -> None:
         self.workers = workers
@@ -79,7 +81,7 @@ class ProcessPoolExecutor(Executor):
             def fill() -> None:
                 for task in source:
                     try:
-                        pending[pool.submit(run_unit, task)] = task
+                        pending[pool.submit(self.unit, task)] = task
                     except (cf.process.BrokenProcessPool, RuntimeError):
                         broken.append(task)
                         return
@@ -122,7 +124,7 @@ class ProcessPoolExecutor(Executor):
         solo = self._pool(ctx, 1)
         clean = False
         try:
-            future = solo.submit(run_unit, task)
+            future = solo.submit(self.unit, task)
             while True:
                 try:
                     result = future.result(timeout=POLL_S)
