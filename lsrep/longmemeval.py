@@ -239,9 +239,6 @@ def run_longmemeval(spec: LongMemEvalSpec, *, source: Path | None = None, execut
          "conversation": modes, "types": list(spec.types), "questions": list(spec.questions),
          "judges": [j.model_dump(mode="json") for j in spec.judges]},
         sort_keys=True).encode()).hexdigest()
-    start = getattr(executor, "start", None)
-    if start is not None and not start():  # a forked pool forks here, before the store opens
-        executor = None
     store = RunStore(spec.store)
     run_id = None if fresh else store.find_resumable(data_sha, config_digest)
     resumed = run_id is not None
@@ -366,10 +363,6 @@ def default_executor(name: str, workers: int, memory_mb: int = MEMORY_BUDGET_MB,
     all of them from `OVERLAP_MB`, else those of at most `OVERLAP_TURNS` turns."""
     from lsrep.executors import make_executor
 
-    if os.environ.get("LSREP_FORKED_WORKERS"):
-        from lsrep.executors.forked import ForkedPoolExecutor
-
-        return ForkedPoolExecutor(int(os.environ["LSREP_FORKED_WORKERS"]))
     if name == "auto" and workers <= 1 and memory_mb >= MEMORY_BUDGET_MB:
         from lsrep.executors.overlap import OverlappedExecutor, usable_cores
 

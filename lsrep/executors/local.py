@@ -55,8 +55,6 @@ class ProcessPoolExecutor(Executor):
     """
 
     name = "process-pool"
-    unit = staticmethod(run_unit)
-    """What a worker runs per task."""
 
     def __init__(self, workers: int) -> None:
         self.workers = workers
@@ -81,7 +79,7 @@ class ProcessPoolExecutor(Executor):
             def fill() -> None:
                 for task in source:
                     try:
-                        pending[pool.submit(self.unit, task)] = task
+                        pending[pool.submit(run_unit, task)] = task
                     except (cf.process.BrokenProcessPool, RuntimeError):
                         broken.append(task)
                         return
@@ -124,7 +122,7 @@ class ProcessPoolExecutor(Executor):
         solo = self._pool(ctx, 1)
         clean = False
         try:
-            future = solo.submit(self.unit, task)
+            future = solo.submit(run_unit, task)
             while True:
                 try:
                     result = future.result(timeout=POLL_S)
