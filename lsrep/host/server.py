@@ -32,7 +32,7 @@ from typing import Any
 
 from lsrep.host.wire import (
     HostDied,
-    decode,
+    decode_call,
     describe_exception,
     encode,
     encoded,
@@ -253,7 +253,7 @@ class Host:
         method = call["method"]
         if method not in METHODS:
             raise ValueError(f"not an adapter method: {method!r}")
-        args, kwargs = decode(call.get("args", [])), decode(call.get("kwargs", {}))
+        args, kwargs = decode_call(call.get("args", []), call.get("kwargs", {}))
         if method == "restore":
             args = [self.snapshots[args[0]["$snap"]] if isinstance(args[0], dict) else args[0]]
         context = {"method": method, "now": kwargs.get("now")}
