@@ -93,7 +93,7 @@ def test_a_batch_call_text_is_the_plain_encoding_as_a_json_value():
     (which pydantic refuses: the plain rule writes it), other zones, naive times, other calls."""
     import json
 
-    from lsrep.host.wire import encoded
+    from lsrep.host.wire import JSONTexts, encoded
 
     naive = datetime(2026, 1, 1, 9, 0)
     cases = [("ingest", (_turn(),), {"now": NOW}),
@@ -105,9 +105,6 @@ def test_a_batch_call_text_is_the_plain_encoding_as_a_json_value():
         wire_args, wire_kwargs = _wire_args(args, kwargs)
         text = _call_text(method, args, kwargs)
         assert json.loads(text) == {"method": method, "args": wire_args, "kwargs": wire_kwargs}
-        for message in ({"op": "batch", "instance": 3, "calls": [json.loads(text)]},):
-            from lsrep.host.wire import JSONTexts
-
-            spliced = encoded({"op": "batch", "instance": 3, "calls": JSONTexts([text, text])})
-            assert json.loads(spliced) == {**message, "calls": [json.loads(text)] * 2}
+        spliced = encoded({"op": "batch", "instance": 3, "calls": JSONTexts([text, text])})
+        assert json.loads(spliced) == {"op": "batch", "instance": 3, "calls": [json.loads(text)] * 2}
     assert json.loads(encoded({"calls": JSONTexts([])})) == {"calls": []}
