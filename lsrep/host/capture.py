@@ -28,16 +28,32 @@ def _source_of_warning(w: warnings.WarningMessage) -> str:
 
 
 class _Handler(logging.Handler):
-    def __init__(self, sink: Capture) -> None:
+    """The root logger's one handler while a capture is open: records go to the innermost open
+    capture (`sink`). One handler for the process, not one per call: building a `logging.Handler`
+    (its lock, registered for re-initialisation at fork, and its weak reference in `logging`) cost
+    the host more than a short adapter call (an ingest)."""
+
+    def __init__(self) -> None:
         super().__init__(logging.WARNING)
-        self.sink = sink
+        self.sink: Capture | None = None
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
             message = record.getMessage()
         except Exception:  # noqa: BLE001 - a malformed record is still a record
             message = str(record.msg)
-        self.sink.add("log", record.name, record.levelname.lower(), message)
+        if self.sink is not None:
+            self.sink.add("log", record.name, record.levelname.lower(), message)
+
+
+_HANDLER: _Handler | None = None
+
+
+def _handler() -> _Handler:
+    global _HANDLER
+    if _HANDLER is None:
+        _HANDLER = _Handler()
+    return _HANDLER
 
 
 class Capture:
@@ -55,7 +71,9 @@ class Capture:
         self._warnings = warnings.catch_warnings(record=True)
         self._caught = self._warnings.__enter__()
         warnings.simplefilter("always")
-        self._handler = _Handler(self)
+        self._handler = _handler()
+        self._outer = self._handler.sink
+        self._handler.sink = self
         root = logging.getLogger()
         self._saved = root.handlers[:]
         root.handlers = [self._handler]
@@ -63,6 +81,7 @@ class Capture:
 
     def __exit__(self, *exc: Any) -> None:
         logging.getLogger().handlers = self._saved
+        self._handler.sink = self._outer
         self._warnings.__exit__(*exc)
         for w in self._caught or ():
             self.add("warning", _source_of_warning(w), "warning", str(w.message))

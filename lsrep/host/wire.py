@@ -19,6 +19,7 @@ import json
 import math
 import operator
 import os
+import re
 import select
 from collections.abc import Sequence
 from datetime import datetime
@@ -50,7 +51,28 @@ when an argument is not its default)."""
 
 def send(conn: Connection, message: dict[str, Any]) -> None:
     # ensure_ascii keeps lone surrogates as \\udXXX escapes, so they survive the trip.
-    conn.send_bytes(_ENCODER.encode(message).encode("ascii"))
+    conn.send_bytes(encoded(message))
+
+
+class JSONTexts(list):
+    """A list of values already written as JSON text: `encoded` writes them as they are."""
+
+
+def json_text(value: Any) -> str:
+    """A JSON value as `send` writes it (ASCII, lone surrogates escaped)."""
+    return _ENCODER.encode(value)
+
+
+def encoded(message: dict[str, Any]) -> bytes:
+    """The bytes `send` writes for a message (inside its frame). A top-level value that is a
+    `JSONTexts` (a batch's calls) is written from its texts, after the other keys; the bytes are
+    then UTF-8, which the other side's `json.loads` reads as it reads ASCII."""
+    texts = [key for key, value in message.items() if type(value) is JSONTexts]
+    if not texts:
+        return _ENCODER.encode(message).encode("ascii")
+    head = _ENCODER.encode({k: v for k, v in message.items() if k not in texts})[:-1]
+    tails = [f"{_ENCODER.encode(k)}: [{', '.join(message[k])}]" for k in texts]
+    return (head + (", " if len(head) > 1 else "") + ", ".join(tails) + "}").encode("utf-8")
 
 
 def recv(conn: Connection, timeout: float | None) -> dict[str, Any]:
@@ -113,7 +135,26 @@ class FrameReader:
             if not chunk:
                 raise HostDied("the adapter host process is gone (EOFError)")
             self.buf += chunk
-        return json.loads(data)
+        return parse_reply(data)
+
+
+_PLAIN_HEAD = b'{"partial": {"ok": null, "events": [], "ms": '
+_PLAIN_TAIL = b', "diagnostics": []}}'
+_JSON_NUMBER = re.compile(rb"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
+"""A JSON number; group 1 or 2 (a fraction, an exponent) makes it a float."""
+
+
+def parse_reply(data: bytes) -> dict[str, Any]:
+    """`json.loads(data)`; a batch's plain partial reply (most of a replay's messages, written by
+    `lsrep.host.server.partial_payload`) is read without the JSON parser: its one number by `float`,
+    as the parser reads it (`int` without a fraction or exponent)."""
+    if data.startswith(_PLAIN_HEAD) and data.endswith(_PLAIN_TAIL):
+        number = data[len(_PLAIN_HEAD):-len(_PLAIN_TAIL)]
+        match = _JSON_NUMBER.fullmatch(number)
+        if match:
+            ms = int(number) if match.lastindex is None else float(number)  # JSON reads 7 as an int
+            return {"partial": {"ok": None, "events": [], "ms": ms, "diagnostics": []}}
+    return json.loads(data)
 
 
 def same_items(a: Sequence[Any], b: Sequence[Any]) -> bool:
@@ -151,6 +192,15 @@ def encode(value: Any) -> Any:
         case dict():
             return {str(k): encode(v) for k, v in value.items()}
     return {"$foreign": type(value).__name__}
+
+
+def decode_call(args: Any, kwargs: Any) -> tuple[Any, Any]:
+    """`decode(args), decode(kwargs)`; an ingest's (one turn, `now` keyword) without the walk."""
+    if (type(args) is list and len(args) == 1 and type(turn := args[0]) is dict and len(turn) == 1
+            and type(body := turn.get("$turn")) is dict and type(kwargs) is dict and len(kwargs) == 1
+            and type(now := kwargs.get("now")) is dict and len(now) == 1 and type(iso := now.get("$dt")) is str):
+        return [ReplayTurn.model_validate(body)], {"now": datetime.fromisoformat(iso)}
+    return decode(args), decode(kwargs)
 
 
 def decode(value: Any) -> Any:

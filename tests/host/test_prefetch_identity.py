@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta, timezone
 
 from lsrep.contract import ReplayTurn
-from lsrep.host.client import _same_objects, _wire_args
+from lsrep.host.client import _call_text, _same_objects, _wire_args
 
 NOW = datetime(2026, 1, 1, 9, 0, tzinfo=UTC)
 
@@ -50,10 +50,32 @@ def test_a_replayed_call_that_differs_from_the_prefetched_one_is_refused():
 
     adapter._queued = deque()
     turn = _turn()
-    wire = _wire_args((turn,), {"now": NOW})
-    adapter._queued.append(("ingest", wire, {"ok": None}, (turn,), {"now": NOW}))
+    text = _call_text("ingest", (turn,), {"now": NOW})
+    adapter._queued.append(("ingest", text, {"ok": None}, (turn,), {"now": NOW}))
     with pytest.raises(HostError, match="does not match"):
         adapter._call("ingest", (_turn("something else"),), {"now": NOW})
+
+
+def test_a_replayed_call_equal_to_the_prefetched_one_is_accepted_by_its_json_value():
+    """Distinct objects whose wire forms are equal JSON values replay the queued reply, whether the
+    texts are the same (an equal turn built again) or differ (a turn subclass goes the plain way)."""
+    from collections import deque
+
+    from lsrep.host.client import HostedAdapter
+
+    class Turn(ReplayTurn):
+        pass
+
+    turn = _turn("é ☃")
+    sub = Turn(**turn.model_dump())
+    assert _call_text("ingest", (turn,), {"now": NOW}) != _call_text("ingest", (sub,), {"now": NOW})
+    for again in (_turn("é ☃"), sub):
+        adapter = HostedAdapter.__new__(HostedAdapter)
+        adapter._queued = deque([("ingest", _call_text("ingest", (turn,), {"now": NOW}),
+                                  {"ok": None, "events": [], "ms": 1.5, "diagnostics": []}, (turn,), {"now": NOW})])
+        adapter.handed_on, adapter.host_diagnostics, adapter._sink = False, [], None
+        assert adapter._call("ingest", (again,), {"now": NOW}) is None
+        assert adapter.last_ms == 1.5 and not adapter._queued
 
 
 def test_the_ingest_shortcut_of_wire_args_equals_encode():
@@ -63,3 +85,26 @@ def test_the_ingest_shortcut_of_wire_args_equals_encode():
     for turn, now in [(_turn(), NOW), (_turn("é \\udc80 ☃"), NOW.astimezone(timezone(timedelta(hours=-5)))),
                       (_turn("x", naive), naive)]:
         assert _wire_args((turn,), {"now": now}) == (encode([turn]), encode({"now": now}))
+
+
+def test_a_batch_call_text_is_the_plain_encoding_as_a_json_value():
+    """`_call_text` (pydantic's writer for an ingest's turn) gives the JSON value of the plain rule for
+    every shape: non-ASCII, quotes, backslashes, control and separator characters, a lone surrogate
+    (which pydantic refuses: the plain rule writes it), other zones, naive times, other calls."""
+    import json
+
+    from lsrep.host.wire import JSONTexts, encoded
+
+    naive = datetime(2026, 1, 1, 9, 0)
+    cases = [("ingest", (_turn(),), {"now": NOW}),
+             ("ingest", (_turn('é "q" \\ \x00 \u2028 ☃ \U0001F600'),), {"now": NOW.astimezone(timezone(timedelta(hours=-5)))}),
+             ("ingest", (_turn("x \udc80 y"),), {"now": NOW}),
+             ("ingest", (_turn("x", naive),), {"now": naive}),
+             ("end_session", ("s1",), {"now": NOW}), ("maintain", ("consolidate",), {"now": NOW})]
+    for method, args, kwargs in cases:
+        wire_args, wire_kwargs = _wire_args(args, kwargs)
+        text = _call_text(method, args, kwargs)
+        assert json.loads(text) == {"method": method, "args": wire_args, "kwargs": wire_kwargs}
+        spliced = encoded({"op": "batch", "instance": 3, "calls": JSONTexts([text, text])})
+        assert json.loads(spliced) == {"op": "batch", "instance": 3, "calls": [json.loads(text)] * 2}
+    assert json.loads(encoded({"calls": JSONTexts([])})) == {"calls": []}
