@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import heapq
+import math
 import sqlite3
 import threading
 
@@ -51,8 +53,14 @@ class Postings:
         db.execute(f"CREATE VIRTUAL TABLE jetons USING fts5(texte, {TOKENIZER})")
         db.execute("CREATE VIRTUAL TABLE jetons_v USING fts5vocab(jetons, instance)")
         self.nodes: dict[str, dict[str, int]] = {}
-        self.rows: dict[int, tuple[str, tuple[str, ...]]] = {}
-        """Row id → (page, its distinct tokens)."""
+        self.rows: dict[int, tuple[str, str, int, dict[str, int]]] = {}
+        """Row id → (page, fact id, its token count, its tokens' counts)."""
+        self.groups: dict[str, dict[tuple[int, int], set[int]]] = {}
+        """Token → (count in the row, row's token count) → row ids: rows one BM25 term scores alike."""
+        self.total = 0
+        """Tokens in all rows (FTS5's column total size)."""
+        self.scored = 0
+        """Rows `top` scored (work counter)."""
         self.terms: dict[str, tuple[str, ...]] = {}
         """Query term → its tokens in order (a cache)."""
         self.tokenized = 0
@@ -75,17 +83,29 @@ class Postings:
 
     def add(self, rows: list[tuple[int, str, str, str]]) -> None:
         """Rows inserted into `faits`: (row id, fact id, page, text)."""
-        for (row, _fid, node, _text), found in zip(rows, self.tokens([r[3] for r in rows]), strict=True):
-            distinct = tuple(dict.fromkeys(found))
-            self.rows[row] = (node, distinct)
-            for token in distinct:
+        for (row, fid, node, _text), found in zip(rows, self.tokens([r[3] for r in rows]), strict=True):
+            tfs: dict[str, int] = {}
+            for token in found:
+                tfs[token] = tfs.get(token, 0) + 1
+            size = len(found)
+            self.rows[row] = (node, fid, size, tfs)
+            self.total += size
+            for token, tf in tfs.items():
                 counts = self.nodes.setdefault(token, {})
                 counts[node] = counts.get(node, 0) + 1
+                self.groups.setdefault(token, {}).setdefault((tf, size), set()).add(row)
 
     def remove(self, row: int) -> None:
         """A row deleted from `faits`."""
-        node, distinct = self.rows.pop(row)
-        for token in distinct:
+        node, _fid, size, tfs = self.rows.pop(row)
+        self.total -= size
+        for token, tf in tfs.items():
+            groups = self.groups[token]
+            groups[(tf, size)].discard(row)
+            if not groups[(tf, size)]:
+                del groups[(tf, size)]
+                if not groups:
+                    del self.groups[token]
             counts = self.nodes[token]
             counts[node] -= 1
             if not counts[node]:
@@ -101,6 +121,82 @@ class Postings:
                 self.terms.clear()
             found = self.terms[term] = tuple(self.tokens([term.replace('"', "")])[0])
         return found
+
+    def top(self, terms: list[str], limit: int) -> list[tuple[str, float]] | None:
+        """`Memoire.bm25_plain(terms, limit)`, when every term is one token and `limit` > 0; else None.
+
+        FTS5's `bm25()` (fts5_aux.c) with k1 = 1.2, b = 0.75: per phrase i (a term), IDF_i =
+        log((N − n_i + 0.5) / (n_i + 0.5)), 1e-6 when not positive (N rows, n_i rows holding it);
+        a row's score sums, phrase by phrase from 0.0, IDF_i · tf·(k1 + 1) / (tf + k1·(1 − b + b·D /
+        avgdl)) (D its tokens, avgdl = all tokens / N), in the same float operations, so the same
+        doubles. Rows with the same (tf, D) for a token score alike for that term: each term's
+        groups are read best first, the row read is scored in full, and reading stops once `limit`
+        rows score strictly above the best any unread row can reach (per term the best unread
+        group's score, summed in phrase order: float rounding is monotone, so no unread row
+        passes it, nor ties it). The order is (−score, fact id), as the plain query's. Gives up
+        (None) after scoring a third of the rows the terms match (and 4 · `limit`): the query is then
+        cheaper."""
+        if limit <= 0:
+            return None
+        tokens = []
+        for term in terms:
+            found = self.term_tokens(term)
+            if len(found) != 1:
+                return None
+            tokens.append(found[0])
+        n_rows = len(self.rows)
+        if not n_rows:
+            return []
+        k1, b = 1.2, 0.75
+        avgdl = float(self.total) / float(n_rows)
+        lists: list[list[tuple[float, set[int]]]] = []
+        scores: list[dict[tuple[int, int], float]] = []
+        matched = 0
+        for token in tokens:
+            hits = sum(self.nodes.get(token, {}).values())
+            matched += hits
+            idf = math.log((n_rows - hits + 0.5) / (hits + 0.5))
+            if idf <= 0.0:
+                idf = 1e-6
+            by_shape = {shape: idf * ((shape[0] * (k1 + 1.0)) / (shape[0] + k1 * (1 - b + b * shape[1] / avgdl)))
+                        for shape in self.groups.get(token, {})}
+            scores.append(by_shape)
+            lists.append(sorted(((v, self.groups[token][shape]) for shape, v in by_shape.items()),
+                                key=lambda g: -g[0]))
+        budget = max(matched // 3, 4 * limit)
+        seen: dict[int, float] = {}
+        best: list[float] = []  # the `limit` best scores so far (a min-heap)
+        at = [0] * len(lists)
+        while True:
+            bound = 0.0
+            pick, pick_score = -1, -1.0
+            for i, groups in enumerate(lists):
+                if at[i] < len(groups):
+                    bound += groups[at[i]][0]
+                    if groups[at[i]][0] > pick_score:
+                        pick, pick_score = i, groups[at[i]][0]
+            if pick < 0 or (len(best) >= limit and best[0] > bound):
+                break
+            for row in lists[pick][at[pick]][1]:
+                if row in seen:
+                    continue
+                _node, _fid, size, tfs = self.rows[row]
+                score = 0.0
+                for token, by_shape in zip(tokens, scores, strict=True):
+                    tf = tfs.get(token)
+                    if tf:
+                        score += by_shape[(tf, size)]
+                seen[row] = score
+                if len(best) < limit:
+                    heapq.heappush(best, score)
+                elif score > best[0]:
+                    heapq.heapreplace(best, score)
+            at[pick] += 1
+            if len(seen) > budget:
+                return None
+        self.scored += len(seen)
+        ranked = sorted((-score, self.rows[row][1]) for row, score in seen.items())
+        return [(fid, -neg) for neg, fid in ranked[:limit]]
 
 
 class Memoire:
@@ -237,7 +333,16 @@ class Memoire:
         return {r[0] for r in rows}
 
     def bm25(self, terms: list[str], limit: int) -> list[tuple[str, float]]:
-        """Top facts for any of the terms, best first, as (fact id, positive score)."""
+        """Top facts for any of the terms, best first, as (fact id, positive score): `bm25_plain`'s
+        list, from the postings when they can give it (`Postings.top`)."""
+        if not terms:
+            return []
+        _ = self.db  # the tables and postings, built on first use
+        ranked = self._postings.top(terms, limit)
+        return self.bm25_plain(terms, limit) if ranked is None else ranked
+
+    def bm25_plain(self, terms: list[str], limit: int) -> list[tuple[str, float]]:
+        """Top facts for any of the terms, best first, as (fact id, positive score): the FTS5 query."""
         if not terms:
             return []
         rows = self.db.execute(

@@ -1,4 +1,5 @@
-"""`Memoire.nodes_with` from FTS5-tokenized postings against the plain rule (an FTS5 query).
+"""`Memoire.nodes_with` and `Memoire.bm25` from FTS5-tokenized postings against the plain rules
+(FTS5 queries: `nodes_with_plain`, `bm25_plain`, FTS5's own `bm25()`).
 
 The plain rule, `nodes_with_plain`, is kept as the reference: the pages holding a term (facts or
 names) as `SELECT DISTINCT node ... WHERE ... MATCH '"term"'` gives them. The postings must give
@@ -44,14 +45,21 @@ def write(paths: MemoryPaths, pages: dict[str, Page]) -> None:
     write_graph(paths, pages, NOW)
 
 
+QUERIES = [[t] for t in TERMS] + [["garden", "café"], ["cafe", "Café", "garden"], ["naive", "well-known"],
+                                  ["x", "y", "42", "lisbon"], ["missing", "roll"], ["garden", "garden"], []]
+
+
 def agree(m: Memoire) -> None:
     for term in TERMS:
         assert m.nodes_with(term) == m.nodes_with_plain(term), term
+    for terms in QUERIES:
+        for limit in (1, 3, 50, 0, -1):
+            assert m.bm25(terms, limit) == m.bm25_plain(terms, limit), (terms, limit)
     # The counts are those of the table's rows, tokenized afresh.
     fresh = Postings(sqlite3.connect(":memory:"))
     fresh.add(m.db.execute("SELECT rowid, fid, node, texte FROM faits").fetchall())
-    assert m._postings.nodes == fresh.nodes
-    assert sorted(m._postings.rows) == sorted(fresh.rows)
+    assert m._postings.nodes == fresh.nodes and m._postings.groups == fresh.groups
+    assert m._postings.rows == fresh.rows and m._postings.total == fresh.total
 
 
 def test_tokens_are_fts5s_own():
@@ -72,13 +80,21 @@ def test_postings_count_rows_per_page_and_forget_removed_rows():
     postings = Postings(sqlite3.connect(":memory:"))
     postings.add([(1, "f1", "a", "garden garden river"), (2, "f2", "a", "garden"), (3, "f3", "b", "River")])
     assert postings.nodes == {"garden": {"a": 2}, "river": {"a": 1, "b": 1}}
-    assert postings.rows == {1: ("a", ("garden", "river")), 2: ("a", ("garden",)), 3: ("b", ("river",))}
+    assert postings.rows == {1: ("a", "f1", 3, {"garden": 2, "river": 1}), 2: ("a", "f2", 1, {"garden": 1}),
+                             3: ("b", "f3", 1, {"river": 1})}
+    assert postings.groups == {"garden": {(2, 3): {1}, (1, 1): {2}}, "river": {(1, 3): {1}, (1, 1): {3}}}
+    assert postings.total == 5
     postings.remove(1)
     assert postings.nodes == {"garden": {"a": 1}, "river": {"b": 1}}
+    assert postings.groups == {"garden": {(1, 1): {2}}, "river": {(1, 1): {3}}} and postings.total == 2
+    postings.add([(4, "f4", "b", "river")])
+    assert postings.groups["river"] == {(1, 1): {3, 4}}
     postings.remove(3)
-    assert postings.nodes == {"garden": {"a": 1}}
+    assert postings.nodes == {"garden": {"a": 1}, "river": {"b": 1}} and postings.groups["river"] == {(1, 1): {4}}
+    postings.remove(4)
+    assert postings.nodes == {"garden": {"a": 1}} and postings.groups == {"garden": {(1, 1): {2}}}
     postings.remove(2)
-    assert postings.nodes == {} and postings.rows == {}
+    assert postings.nodes == {} and postings.rows == {} and postings.groups == {} and postings.total == 0
 
 
 def test_the_term_cache_is_bounded(monkeypatch):
@@ -198,3 +214,93 @@ def test_a_derived_memoire_tokenizes_only_the_rows_that_came_in(tmp_path):
     assert postings.tokenized == before + 4  # two new terms
     # The previous memory, used again, builds its own tables and postings.
     assert first.nodes_with("violin") == set() and first._postings is not postings
+
+
+def zipf_memory(tmp_path, n: int, seed: int = 3):
+    """A page of `n` facts of 3 to 20 words drawn from a Zipf vocabulary (as the scaling benchmark)."""
+    rng = random.Random(seed)
+    vocab = [f"w{i}" for i in range(400)]
+    weights = [1.0 / (i + 1) for i in range(400)]
+    facts = [fact(f"f{i:05d}", " ".join(rng.choices(vocab, weights, k=rng.randint(3, 20)))) for i in range(n)]
+    paths = MemoryPaths(tmp_path / f"z{seed}")
+    write(paths, {"user": Page(slug="user", name="User", facts=facts[: n // 2]),
+                  "work": Page(slug="work", name="Work", facts=facts[n // 2:])})
+    return Memoire(paths)
+
+
+def test_bm25_agrees_with_fts5_on_zipf_histories_and_scores_a_fraction_of_the_matches(tmp_path):
+    m = zipf_memory(tmp_path, 1500)
+    db = m.db
+    rng = random.Random(9)
+    queries = [[f"w{rng.randrange(400)}" for _ in range(rng.randint(1, 4))] for _ in range(40)]
+    queries += [["w0"], ["w0", "w1"], ["w399", "w0"], ["w5", "nothing"]]
+    matched = scored = 0
+    for terms in queries:
+        plain = m.bm25_plain(terms, 50)
+        before = m._postings.scored
+        assert m.bm25(terms, 50) == plain, terms
+        scored += m._postings.scored - before
+        matched += db.execute("SELECT count(*) FROM faits WHERE faits MATCH ?",
+                              (" OR ".join(f'"{t}"' for t in terms),)).fetchone()[0]
+    # The plain query scores every match; the postings score a small share of them.
+    assert 0 < scored < matched / 3, (scored, matched)
+
+
+def test_bm25_breaks_score_ties_by_fact_id_and_cuts_at_the_limit(tmp_path):
+    # Forty rows score alike: the limit cuts inside the tie, by fact id, as the query does.
+    facts = [fact(f"f{i:03d}", "garden river") for i in range(40, 0, -1)] + [fact("f999", "garden garden")]
+    paths = MemoryPaths(tmp_path / "mem")
+    write(paths, {"a": Page(slug="a", name="Alpha", facts=facts)})
+    m = Memoire(paths)
+    got = m.bm25(["garden"], 5)
+    assert got == m.bm25_plain(["garden"], 5)
+    assert [fid for fid, _ in got] == ["f999", "f001", "f002", "f003", "f004"]
+    assert got[1][1] == got[4][1] < got[0][1]
+
+
+def test_bm25_falls_back_to_the_query_exactly_when_the_postings_cannot_answer(tmp_path, monkeypatch):
+    m = zipf_memory(tmp_path, 300)
+    queries: list[str] = []
+    m.db.set_trace_callback(lambda q: q.startswith("--") or queries.append(q))
+
+    def asked() -> int:
+        n = len([q for q in queries if "bm25(faits)" in q])
+        queries.clear()
+        return n
+
+    assert m.bm25(["w3", "w7"], 10) == m.bm25_plain(["w3", "w7"], 10) and asked() == 1  # the reference only
+    assert m.bm25(["w3-w7"], 10) == m.bm25_plain(["w3-w7"], 10) and asked() == 2  # two tokens: a phrase
+    assert m.bm25(["w3", "--"], 10) == m.bm25_plain(["w3", "--"], 10) and asked() == 2  # no token
+    assert m.bm25(["w3"], 0) == [] and asked() == 1  # LIMIT 0
+    assert m._postings.top(["w3"], 0) is None and m._postings.top(["w3", "a b"], 5) is None
+    assert m.bm25([], 10) == [] and asked() == 0
+
+
+def test_bm25_gives_up_past_a_third_of_the_matches(tmp_path):
+    # 300 rows that score alike: the first group read holds them all, past the budget (100).
+    facts = [fact(f"f{i:03d}", "garden river") for i in range(300)]
+    paths = MemoryPaths(tmp_path / "mem")
+    write(paths, {"a": Page(slug="a", name="Alpha", facts=facts)})
+    m = Memoire(paths)
+    postings = m._postings if m._postings is not None else (m.db, m._postings)[1]
+    assert postings.top(["garden"], 1) is None and postings.scored == 0
+    assert m.bm25(["garden"], 1) == m.bm25_plain(["garden"], 1) == [("f000", m.bm25_plain(["garden"], 1)[0][1])]
+    # At 25 the floor (4 x 25 = 100) is not above a third either: given up; at 75 it is 300: all read.
+    assert postings.top(["garden"], 25) is None
+    got = postings.top(["garden"], 75)
+    assert got == m.bm25_plain(["garden"], 75) and postings.scored == 300
+    # Past the floor too: 299 rows alike plus one of its own, limit 1: read 1 row, stop.
+    facts[0] = fact("f000", "garden garden")
+    write(paths, {"a": Page(slug="a", name="Alpha", facts=facts)})
+    m = Memoire(paths)
+    _ = m.db
+    assert m._postings.top(["garden"], 1) == m.bm25_plain(["garden"], 1) and m._postings.scored == 1
+
+
+def test_bm25_on_an_empty_table(tmp_path):
+    paths = MemoryPaths(tmp_path / "mem")
+    write(paths, {"a": Page(slug="a", name="Alpha")})
+    m = Memoire(paths)
+    assert m._postings is None or m._postings.rows == {}
+    assert m.bm25(["garden"], 5) == [] == m.bm25_plain(["garden"], 5)
+    assert m._postings.top(["garden"], 5) == []
