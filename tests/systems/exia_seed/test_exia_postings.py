@@ -53,7 +53,7 @@ def agree(m: Memoire) -> None:
     for term in TERMS:
         assert m.nodes_with(term) == m.nodes_with_plain(term), term
     for terms in QUERIES:
-        for limit in (1, 3, 50, 0, -1):
+        for limit in (1, 50, 0):
             assert m.bm25(terms, limit) == m.bm25_plain(terms, limit), (terms, limit)
     # The counts are those of the table's rows, tokenized afresh.
     fresh = Postings(sqlite3.connect(":memory:"))
@@ -109,39 +109,6 @@ def test_the_term_cache_is_bounded(monkeypatch):
     assert postings.terms == {"d": ("d",)}
     postings.term_tokens("d")
     assert postings.tokenized == 4
-
-
-def test_nodes_with_agrees_with_the_plain_rule_along_random_histories(tmp_path):
-    for seed in range(6):
-        rng = random.Random(seed)
-        paths = MemoryPaths(tmp_path / f"m{seed}")
-        pages: dict[str, Page] = {}
-        reader = PageReader()
-        previous: Memoire | None = None
-        n = 0
-        for _step in range(12):
-            for _ in range(rng.randint(1, 6)):
-                slug = rng.choice(["alpha", "bravo", "charlie", "delta"])
-                page = pages.setdefault(slug, Page(slug=slug, name=rng.choice(["Garden", "Café", slug.title()])))
-                n += 1
-                page.facts.append(fact(f"f{n:04d}", text_of(rng)))
-            for page in pages.values():
-                if page.facts and rng.random() < 0.3:
-                    page.facts.pop(rng.randrange(len(page.facts)))
-                if page.facts and rng.random() < 0.3:
-                    i = rng.randrange(len(page.facts))
-                    page.facts[i] = replace(page.facts[i], text=text_of(rng))
-            if len(pages) > 2 and rng.random() < 0.15:
-                gone = rng.choice(sorted(pages))
-                del pages[gone]
-                (paths.fiches / f"{gone}.md").unlink(missing_ok=True)
-            write(paths, pages)
-            current = Memoire(paths, reader, previous)
-            if previous is not None:
-                assert current._db is not None and previous._db is None  # derived: the tables taken
-            agree(current)
-            agree(Memoire(paths))
-            previous = current
 
 
 def test_nodes_with_agrees_on_real_shaped_dialogue(tmp_path):
@@ -304,3 +271,37 @@ def test_bm25_on_an_empty_table(tmp_path):
     assert m._postings is None or m._postings.rows == {}
     assert m.bm25(["garden"], 5) == [] == m.bm25_plain(["garden"], 5)
     assert m._postings.top(["garden"], 5) == []
+
+
+# Last: the slowest (the fast, sharp tests above stop a mutation run first).
+def test_nodes_with_agrees_with_the_plain_rule_along_random_histories(tmp_path):
+    for seed in range(3):
+        rng = random.Random(seed)
+        paths = MemoryPaths(tmp_path / f"m{seed}")
+        pages: dict[str, Page] = {}
+        reader = PageReader()
+        previous: Memoire | None = None
+        n = 0
+        for _step in range(10):
+            for _ in range(rng.randint(1, 6)):
+                slug = rng.choice(["alpha", "bravo", "charlie", "delta"])
+                page = pages.setdefault(slug, Page(slug=slug, name=rng.choice(["Garden", "Café", slug.title()])))
+                n += 1
+                page.facts.append(fact(f"f{n:04d}", text_of(rng)))
+            for page in pages.values():
+                if page.facts and rng.random() < 0.3:
+                    page.facts.pop(rng.randrange(len(page.facts)))
+                if page.facts and rng.random() < 0.3:
+                    i = rng.randrange(len(page.facts))
+                    page.facts[i] = replace(page.facts[i], text=text_of(rng))
+            if len(pages) > 2 and rng.random() < 0.15:
+                gone = rng.choice(sorted(pages))
+                del pages[gone]
+                (paths.fiches / f"{gone}.md").unlink(missing_ok=True)
+            write(paths, pages)
+            current = Memoire(paths, reader, previous)
+            if previous is not None:
+                assert current._db is not None and previous._db is None  # derived: the tables taken
+            agree(current)
+            agree(Memoire(paths))
+            previous = current
