@@ -273,6 +273,47 @@ def test_bm25_on_an_empty_table(tmp_path):
     assert m._postings.top(["garden"], 5) == []
 
 
+
+def one_page(tmp_path, texts: list[tuple[str, str]]) -> Memoire:
+    paths = MemoryPaths(tmp_path / "one")
+    write(paths, {"a": Page(slug="a", name="Alpha", facts=[fact(fid, text) for fid, text in texts])})
+    m = Memoire(paths)
+    _ = m.db
+    return m
+
+
+def test_bm25_reads_the_best_group_of_all_terms_first(tmp_path):
+    # "rare" (one row) outscores every "common" row: read first, it alone settles a limit of 1.
+    # Reading the common group first would score 50 rows, past the budget (17): given up.
+    texts = [("f000", "rare zz")] + [(f"f{i:03d}", "common yy") for i in range(1, 51)]
+    texts += [(f"g{i:03d}", "filler ww") for i in range(60)]
+    m = one_page(tmp_path, texts)
+    got = m._postings.top(["rare", "common"], 1)
+    assert got == m.bm25_plain(["rare", "common"], 1) and [fid for fid, _ in got] == ["f000"]
+    assert m._postings.scored == 1
+
+
+def test_bm25_goes_on_while_an_unread_row_can_tie_the_last_kept_score(tmp_path):
+    # "alpha" and "beta" each in one row of the same length: equal scores. Alpha's row (f2) is
+    # read first; beta's (f1) could still tie it, and wins the tie by fact id.
+    m = one_page(tmp_path, [("f2", "alpha zz"), ("f1", "beta zz"), ("f3", "other ww")])
+    got = m._postings.top(["alpha", "beta"], 1)
+    assert got == m.bm25_plain(["alpha", "beta"], 1) and [fid for fid, _ in got] == ["f1"]
+    assert m._postings.scored == 2
+
+
+def test_bm25_budget_is_a_third_of_the_matches_at_the_boundary(tmp_path):
+    # 15 rows match: budget max(15 // 3, 4 x 1) = 5. The best group holds 5 rows: read, answered.
+    texts = [(f"f{i:02d}", "garden garden") for i in range(5)] + [(f"g{i:02d}", "garden river") for i in range(10)]
+    m = one_page(tmp_path, texts)
+    got = m._postings.top(["garden"], 1)
+    assert got == m.bm25_plain(["garden"], 1) and got[0][0] == "f00" and m._postings.scored == 5
+    # Six rows in the best group of 15 matches: one past the budget, given up.
+    texts[5] = ("g00", "garden garden")
+    m = one_page(tmp_path / "six", texts)
+    assert m._postings.top(["garden"], 1) is None and m._postings.scored == 0
+
+
 # Last: the slowest (the fast, sharp tests above stop a mutation run first).
 def test_nodes_with_agrees_with_the_plain_rule_along_random_histories(tmp_path):
     for seed in range(3):
