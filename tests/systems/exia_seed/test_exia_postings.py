@@ -314,6 +314,31 @@ def test_bm25_budget_is_a_third_of_the_matches_at_the_boundary(tmp_path):
     assert m._postings.top(["garden"], 1) is None and m._postings.scored == 0
 
 
+
+def test_bm25_stops_on_the_limit_th_best_score_not_one_past_it(tmp_path):
+    # "beta" and "alpha" in three rows each (equal IDF, s for a row of two tokens). Beta's best group
+    # holds r1 ("beta alpha": 2s) and r2 (s); with a limit of 1 the kept score is 2s, above every
+    # unread row's bound (beta's next group + alpha's best, s), so two rows are scored. Keeping one
+    # score too many would compare s with that bound and read alpha's group as well.
+    texts = [("r1", "beta alpha"), ("r2", "beta xx"), ("r3", "beta yy zz"), ("a1", "alpha qq"), ("a2", "alpha ww")]
+    texts += [(f"n{i:02d}", "filler") for i in range(15)]
+    m = one_page(tmp_path, texts)
+    got = m._postings.top(["beta", "alpha"], 1)
+    assert got == m.bm25_plain(["beta", "alpha"], 1) and [fid for fid, _ in got] == ["r1"]
+    assert m._postings.scored == 2
+
+
+def test_the_term_cache_is_bounded_past_the_small_integers(monkeypatch):
+    from lsrep.systems.exia_seed import cache
+    monkeypatch.setattr(cache, "TERMS_KEPT", 300)
+    postings = Postings(sqlite3.connect(":memory:"))
+    for i in range(300):
+        postings.term_tokens(f"t{i}")
+    assert len(postings.terms) == 300
+    postings.term_tokens("last")
+    assert postings.terms == {"last": ("last",)}
+
+
 # Last: the slowest (the fast, sharp tests above stop a mutation run first).
 def test_nodes_with_agrees_with_the_plain_rule_along_random_histories(tmp_path):
     for seed in range(3):
