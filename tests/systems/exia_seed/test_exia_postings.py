@@ -312,6 +312,17 @@ def test_bm25_budget_is_a_third_of_the_matches_at_the_boundary(tmp_path):
     texts[5] = ("g00", "garden garden")
     m = one_page(tmp_path / "six", texts)
     assert m._postings.top(["garden"], 1) is None and m._postings.scored == 0
+    # Five rows in the best group of 14 matches: budget 14 // 3 = 4, one past it, given up.
+    m = one_page(tmp_path / "fourteen", texts[:5] + texts[6:])
+    assert m._postings.top(["garden"], 1) is None and m._postings.scored == 0
+    assert m.bm25(["garden"], 1) == m.bm25_plain(["garden"], 1)
+
+
+def test_a_negative_limit_is_the_querys_no_limit(tmp_path):
+    m = one_page(tmp_path, [(f"f{i}", "garden " * (i + 1)) for i in range(6)])
+    assert m._postings.top(["garden"], -1) is None
+    got = m.bm25(["garden"], -1)
+    assert got == m.bm25_plain(["garden"], -1) and [fid for fid, _ in got] == [f"f{i}" for i in range(5, -1, -1)]
 
 
 
