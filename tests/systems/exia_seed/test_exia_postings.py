@@ -350,6 +350,20 @@ def test_the_term_cache_is_bounded_past_the_small_integers(monkeypatch):
     assert postings.terms == {"last": ("last",)}
 
 
+
+def test_bm25_past_256_groups_and_a_limit_past_256(tmp_path):
+    # 260 rows of 260 lengths: 260 groups for "garden", read to the end (positions past the small
+    # integers); and a limit of 257 against a best group of 258 rows (the kept scores' count past them).
+    m = one_page(tmp_path, [(f"f{i:03d}", "garden" + " w" * i) for i in range(260)])
+    got = m._postings.top(["garden"], 300)
+    assert got == m.bm25_plain(["garden"], 300) and len(got) == 260 and m._postings.scored == 260
+    texts = [(f"r{i:03d}", "beta alpha") for i in range(257)] + [("r2", "beta xx"), ("r3", "beta yy zz")]
+    texts += [("a1", "alpha qq"), ("a2", "alpha ww")] + [(f"n{i:03d}", "filler") for i in range(300)]
+    m = one_page(tmp_path / "limit", texts)
+    got = m._postings.top(["beta", "alpha"], 257)
+    assert got == m.bm25_plain(["beta", "alpha"], 257) and m._postings.scored == 258
+
+
 # Last: the slowest (the fast, sharp tests above stop a mutation run first).
 def test_nodes_with_agrees_with_the_plain_rule_along_random_histories(tmp_path):
     for seed in range(3):
