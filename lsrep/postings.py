@@ -6,6 +6,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from itertools import chain
 
+SET_MIN_POSTINGS = 64
+"""An n-gram whose rarest word is said in more turns than this is looked up through the words'
+posting sets (intersected in C) rather than by scanning the rarest word's turns."""
+
 
 class NgramPostings(Mapping):
     """A turn index's n-gram postings: for each n-gram (n <= size) of a segment of some turn, the
@@ -33,6 +37,18 @@ class NgramPostings(Mapping):
         # Strings only (the token tuples are not kept: an M-sized trajectory has ~5,000 turns).
         self.texts = ["\n".join([f" {' '.join(seg)} " for seg in turn]) for turn in segs]
         self._longer: dict[tuple[str, ...], list[int]] = {}
+        self._word_sets: dict[str, frozenset[int]] = {}
+
+    def _sets(self, gram: tuple[str, ...]) -> frozenset[int]:
+        """The positions of the turns saying every word of `gram` (each word's set kept)."""
+        sets = []
+        for tok in gram:
+            hit = self._word_sets.get(tok)
+            if hit is None:
+                hit = self._word_sets[tok] = frozenset(self.unigrams[tok])
+            sets.append(hit)
+        sets.sort(key=len)
+        return sets[0].intersection(*sets[1:])
 
     def get(self, gram, default=None):
         n = len(gram)
@@ -48,7 +64,18 @@ class NgramPostings(Mapping):
                 hit = []
             else:
                 needle, texts = f" {' '.join(gram)} ", self.texts
-                hit = [p for p in min(lists, key=len) if needle in texts[p]]
+                rarest = min(lists, key=len)
+                if n > 2 and len(rarest) > SET_MIN_POSTINGS:
+                    # A turn saying the n-gram says its two (n-1)-grams: the shorter of their
+                    # postings (each computed once, shared by every n-gram they start or end).
+                    rarest = min(self.get(gram[:-1], ()), self.get(gram[1:], ()), key=len)
+                    hit = [p for p in rarest if needle in texts[p]]
+                elif len(rarest) > SET_MIN_POSTINGS:
+                    # Only turns saying every word can say the n-gram: the words' posting sets
+                    # intersected at C speed, then the few candidates checked in turn order.
+                    hit = sorted([p for p in self._sets(gram) if needle in texts[p]])
+                else:
+                    hit = [p for p in rarest if needle in texts[p]]
             if len(self._longer) > 200_000:
                 self._longer.clear()
             self._longer[gram] = hit

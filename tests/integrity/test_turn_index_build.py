@@ -118,3 +118,46 @@ def test_ascii_fast_segments_equal_the_definition_on_random_texts():
     for _ in range(5000):
         text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 60)))
         assert segments(text, drop) == _reference_segments(text, drop), repr(text)
+
+
+class _CountingTexts(list):
+    checks = 0
+
+    def __getitem__(self, i):
+        type(self).checks += 1
+        return super().__getitem__(i)
+
+
+def test_ngrams_of_common_words_check_only_the_turns_saying_every_word_or_the_rarer_bigram():
+    """An n-gram whose words are all said in many turns is checked against the turns saying all its
+    words (a bigram: the words' sets intersected) or its rarer (n-1)-gram (a trigram), not against
+    every turn saying its rarest word; a rare word's turns are checked directly. Results equal the
+    eager definition."""
+    texts = ([f"red green a{i}" for i in range(100)] + [f"red blue b{i}" for i in range(100)]
+             + [f"green blue c{i}" for i in range(100)] + ["red green blue"] * 3 + ["green blue red"] * 2)
+    index = TurnIndex(texts)
+    postings, *_ = _reference_index(texts, frozenset())
+    assert [len(postings[(w,)]) for w in ("red", "green", "blue")] == [205, 205, 205]
+    index.postings.texts = _CountingTexts(index.postings.texts)
+
+    def checks(gram):
+        _CountingTexts.checks = 0
+        assert index.postings.get(gram) == postings.get(gram), gram
+        return _CountingTexts.checks
+
+    assert checks(("red", "green")) == 105  # the turns saying both words, not the 205 saying "red"
+    assert checks(("green", "blue")) == 105
+    assert checks(("red", "green", "blue")) == 103  # the turns saying "red green" (both bigrams kept)
+    assert postings[("red", "green", "blue")] == [300, 301, 302]
+    assert checks(("green", "blue", "red")) == 105 + 2  # "blue red" computed (105), then its 2 turns
+    assert postings[("green", "blue", "red")] == [303, 304]
+    assert checks(("red", "blue", "green")) == 105 + 105  # both bigrams computed; "blue green" is said nowhere
+    assert index.postings.get(("red", "blue", "green")) is None
+    assert checks(("red", "green")) == 0  # kept
+    rare = TurnIndex([f"a{i} b{i} c{i}" for i in range(70)] + ["a1 b1 c1"])
+    rare.postings.texts = _CountingTexts(rare.postings.texts)
+    _CountingTexts.checks = 0
+    assert rare.postings.get(("a1", "b1", "c1")) == [1, 70]
+    assert _CountingTexts.checks == 2  # a rare word: its own turns, no set built
+    assert rare.postings._word_sets == {}
+    assert set(index.postings._word_sets) == {"red", "green", "blue"}

@@ -1,0 +1,119 @@
+"""A unit's fragment rows held as a `FragmentTable` (a repeated context as a reference) read as the
+plain list of copies, and the store writes them identically, copying repeated contexts in SQL."""
+
+from __future__ import annotations
+
+import pytest
+
+from lsrep.fragment_rows import FragmentTable
+from lsrep.store import RunStore
+from tests.reports.synthetic import RUN_ID, manifest, unit_rows
+
+UNIT = {"run_id": RUN_ID, "unit_id": "toy/traj/r0", "condition": "toy", "trajectory": "traj", "repetition": 0,
+        "seed": 1, "plan_digest": "ef" * 32, "status": "finished", "error": None, "elapsed_s": 0.1}
+
+
+def _rows(obs_id: str, n: int, texts=("alpha beta", "gamma delta", None)) -> list[dict]:
+    # Engine-shaped rows (every key of a fragment row, text included).
+    return [{"obs_id": obs_id, "rank": r, "text": texts[r % len(texts)], "source_turn_ids": f'["t{r}"]',
+             "tokens": 3 + r, "mechanisms": '["m"]', "kind": "turn", "score": 0.5 * r if r else None,
+             "leak": r % 2, "unknown_source": 0, "content_leak": 0, "leak_turn_id": None, "unsourced": 0,
+             "misattributed": 0, "sourced_share": 1.0, "match_turn_id": f"t{r}", "derived": 0,
+             "carried_turn_ids": f'["t{r}"]'} for r in range(n)]
+
+
+def _obs(i: int) -> str:
+    return f"{RUN_ID}:toy/traj/r0:0:p{i:02d}"
+
+
+def _table() -> tuple[FragmentTable, list[dict]]:
+    """A table with own parts, copies of them, an empty part, and copies the store must not copy in
+    SQL (rows not written as an own part; a source observation holding more rows than the part)."""
+    table, plain = FragmentTable(), []
+    a, b = _rows(_obs(0), 4), _rows(_obs(3), 2)
+    table.add_rows(a)
+    plain += a
+    for i in (1, 2):
+        table.add_copy(_obs(i), a)
+        plain += [{**r, "obs_id": _obs(i)} for r in a]
+    table.add_rows([])
+    table.add_rows(b)
+    plain += b
+    stray = _rows(_obs(0), 4, texts=("other text",))  # same source id and length, never written as its own part
+    table.add_copy(_obs(4), stray)
+    plain += [{**r, "obs_id": _obs(4)} for r in stray]
+    third = [_rows(_obs(3), 3)[2]]  # a third row under p03
+    table.add_rows(third)
+    plain += third
+    table.add_copy(_obs(5), b)  # b's source now holds 3 rows, the part 2: not copied in SQL
+    plain += [{**r, "obs_id": _obs(5)} for r in b]
+    table.add_copy(_obs(6), a)  # copied in SQL after plain writes
+    plain += [{**r, "obs_id": _obs(6)} for r in a]
+    return table, plain
+
+
+def test_the_table_reads_as_the_list_of_copies():
+    table, plain = _table()
+    assert list(table) == plain
+    assert len(table) == len(plain) == 4 * 4 + 2 + 4 + 1 + 2
+    assert table == plain and table[5] == plain[5] and table[-1] == plain[-1] and table[2:4] == plain[2:4]
+    assert table != plain[:-1] and table != [] and (table == "rows") is False
+    other, _ = _table()
+    assert table == other
+    copy = list(table)[4]
+    copy["rank"] = 99  # reading gives fresh copies: the source rows are never changed
+    assert list(table)[4]["rank"] == 0
+
+
+def _write(path, tables, monkeypatch=None, bound=None):
+    store = RunStore(path)
+    store.create_run(RUN_ID, "synthetic", "synthetic.toml", "cd" * 32, "ef" * 32, manifest())
+    if bound is not None:
+        plain_insert = RunStore._insert_fragments
+
+        def counting(self, rows):
+            bound.append(len(rows))
+            plain_insert(self, rows)
+
+        monkeypatch.setattr(RunStore, "_insert_fragments", counting)
+    store.write_unit(dict(UNIT), tables)
+    return ([tuple(r) for r in store.db.conn.execute("select rowid, * from fragments order by rowid")],
+            [tuple(r) for r in store.db.conn.execute("select * from fragment_texts order by sha256")])
+
+
+def test_the_store_writes_a_table_as_the_list_of_copies_and_binds_only_what_it_cannot_copy(tmp_path, monkeypatch):
+    table, plain = _table()
+    tables = unit_rows("toy")
+    listed = _write(tmp_path / "list.sqlite", {**tables, "fragments": plain})
+    bound: list[int] = []
+    copied = _write(tmp_path / "table.sqlite", {**tables, "fragments": table}, monkeypatch, bound)
+    assert copied == listed  # every column, rowids (order) included, and the shared texts
+    assert len(copied[0]) == len(plain)
+    # Bound in Python: a (4), then b, the stray copy, the third p03 row and the refused b copy
+    # (2 + 4 + 1 + 2) up to the next SQL copy; the copies of a (3 x 4 rows) only in SQL.
+    assert bound == [4, 9]
+    assert sum(bound) == len(plain) - 3 * 4
+
+
+def test_a_table_of_only_own_rows_is_one_pass(tmp_path, monkeypatch):
+    table = FragmentTable()
+    rows = [_rows(_obs(i), 3) for i in range(3)]
+    for r in rows:
+        table.add_rows(r)
+    bound: list[int] = []
+    got = _write(tmp_path / "t.sqlite", {**unit_rows("toy"), "fragments": table}, monkeypatch, bound)
+    assert bound == [9]
+    assert got == _write(tmp_path / "l.sqlite", {**unit_rows("toy"), "fragments": [r for p in rows for r in p]})
+
+
+@pytest.mark.parametrize("repeat", [1, 3])
+def test_a_copy_first_in_the_table_is_written_plainly(tmp_path, monkeypatch, repeat):
+    # A copy whose source was never written here (no own part before it) cannot be copied in SQL.
+    source = _rows(_obs(0), 2)
+    table = FragmentTable()
+    for i in range(repeat):
+        table.add_copy(_obs(i + 1), source)
+    bound: list[int] = []
+    got = _write(tmp_path / "t.sqlite", {**unit_rows("toy"), "fragments": table}, monkeypatch, bound)
+    assert bound == [2 * repeat]
+    assert [r[1] for r in got[0]] == [_obs(i + 1) for i in range(repeat) for _ in range(2)]
