@@ -4,6 +4,10 @@ flag, or in the prefix, is judged again."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
+import pytest
+
 import lsrep.context_audit as context_audit
 from lsrep.context_audit import audit_context, fragment_key
 from lsrep.contract import Fragment
@@ -35,6 +39,15 @@ def _audit(index, frags, prefix=4):
 def test_fragment_key_names_what_a_judgement_depends_on():
     frag = Fragment(text="x y", source_turn_ids=("t1",), kind="fact", derived=True)
     assert fragment_key(frag) == ("x y", ("t1",), "fact", True)
+    # A fragment-like object without the flag is not derived (as `is_derived` reads it).
+    assert fragment_key(SimpleNamespace(text="x y", source_turn_ids=(), kind="turn")) == ("x y", (), "turn", False)
+
+
+def test_the_judgement_takes_one_key_per_fragment():
+    frags = _context()
+    index = TurnIndex(TURNS)
+    with pytest.raises(ValueError):
+        context_audit._judge_fragments(frags, 4, index, TURN_INDEX, [fragment_key(f) for f in frags[:2]])
 
 
 def test_an_equal_context_is_judged_once_and_as_a_fresh_index_judges_it(monkeypatch):

@@ -58,6 +58,7 @@ def test_the_table_reads_as_the_list_of_copies():
     assert len(table) == len(plain) == 4 * 4 + 2 + 4 + 1 + 2
     assert table == plain and table[5] == plain[5] and table[-1] == plain[-1] and table[2:4] == plain[2:4]
     assert table != plain[:-1] and table != [] and (table == "rows") is False
+    assert table != [*plain[:-1], {**plain[-1], "rank": 9}]  # same length, one value differs
     other, _ = _table()
     assert table == other
     copy = list(table)[4]
