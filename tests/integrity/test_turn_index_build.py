@@ -185,3 +185,55 @@ def test_the_set_and_bigram_paths_start_past_set_min_postings(said):
     _CountingTexts.checks = 0
     assert once.postings.get(("alpha", "beta", "gamma")) == [len(texts)]
     assert _CountingTexts.checks == 1  # "gamma" is said once: its own turn, whatever the others' postings
+
+
+def test_postings_go_eager_once_lookups_cost_more_than_posting_everything():
+    """Lookups check turns until their count passes `eager_cost` (every n-gram said, with repeats);
+    the next lookup posts every n-gram at once, as the lazy lookup and the definition give them, and
+    no lookup checks a turn again."""
+    import random
+
+    rng = random.Random(31)
+    words = [f"w{i}" for i in range(12)] + ["lisbon", "dune"]
+    seps = [" ", " ", " ", ", ", ". ", "\n", " the "]
+    texts = ["".join(rng.choice(words) + rng.choice(seps) for _ in range(rng.randint(0, 12))) for _ in range(200)]
+    reference, *_ = _reference_index(texts, frozenset())
+    index = TurnIndex(texts)
+    postings = index.postings
+    segs = [segments(t) for t in texts]
+    assert postings.eager_cost == sum(max(0, len(s) - n + 1) for turn in segs for s in turn for n in (2, 3))
+    postings.texts = _CountingTexts(postings.texts)
+    _CountingTexts.checks = 0
+    grams = [g for g in reference if len(g) > 1]
+    rng.shuffle(grams)
+    asked = 0
+    while not postings.eager:
+        gram = grams[asked]
+        before = postings.checks
+        assert postings.get(gram) == reference[gram]
+        asked += 1
+        if not postings.eager:
+            assert before <= postings.eager_cost  # a lookup is computed only below the bound
+            assert postings.checks == _CountingTexts.checks  # every turn checked is counted
+    assert postings.checks > postings.eager_cost
+    spent = _CountingTexts.checks
+    for gram in grams:
+        assert postings.get(gram) == reference[gram], gram
+    for _ in range(300):
+        gram = tuple(rng.choice(words) for _ in range(rng.randint(2, 3)))
+        assert postings.get(gram, "absent") == reference.get(gram, "absent"), gram
+    assert _CountingTexts.checks == spent  # eager: no turn checked again
+    assert postings._word_sets == {}
+
+
+def test_a_lookup_that_turns_eager_midway_answers_from_the_eager_postings():
+    texts = ["red green blue"] * 70 + ["red green"] * 5
+    index = TurnIndex(texts)
+    postings = index.postings
+    postings.checks = postings.eager_cost  # the next computed lookup's sub-grams pass the bound
+    assert postings.get(("red", "green", "blue")) == list(range(70))
+    assert postings.eager
+    assert postings.get(("red", "green")) == list(range(75))
+    assert postings.get(("blue", "red")) is None
+    fresh = TurnIndex(texts).postings
+    assert fresh.get(("red", "green", "blue")) == list(range(70)) and not fresh.eager
