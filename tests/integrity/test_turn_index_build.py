@@ -230,9 +230,10 @@ def test_a_lookup_that_turns_eager_midway_answers_from_the_eager_postings():
     texts = ["red green blue"] * 70 + ["red green"] * 5
     index = TurnIndex(texts)
     postings = index.postings
-    postings.checks = postings.eager_cost  # the next computed lookup's sub-grams pass the bound
+    cost = postings.checks = postings.eager_cost  # at the bound, not past it: one more lookup computed
     assert postings.get(("red", "green", "blue")) == list(range(70))
     assert postings.eager
+    assert postings.checks == cost + 75  # "red green" checked its 75 turns; then "green blue" went eager
     assert postings.get(("red", "green")) == list(range(75))
     assert postings.get(("blue", "red")) is None
     fresh = TurnIndex(texts).postings
