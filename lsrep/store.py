@@ -223,14 +223,17 @@ class RunStore:
                                  [(d, t) for t, d in digests.items()])
         return out
 
-    def _insert_fragments(self, rows: list[dict[str, Any]]) -> None:
+    def _insert_fragments(self, rows: list[dict[str, Any]], stored: dict[str, str] | None = None) -> None:
         # Rows shaped like the first (the engine's), no free-text column: texts shared and values
         # taken in one pass, without a copy of each row. Anything else goes the general way.
+        # `stored`: texts (with their digest) this transaction has already put in `fragment_texts`,
+        # neither hashed nor offered again (an ignored insert changes nothing); extended here.
         names = [n for n in rows[0] if n != "text"] if rows else []
         if len(names) < 2 or "text" not in rows[0] or "text_sha256" in rows[0] or REDACTED_COLUMNS.intersection(names):
             self._insert_rows("fragments", self._share_texts(rows))
             return
-        digests: dict[str, str] = {}
+        digests: dict[str, str] = {} if stored is None else stored
+        new: list[tuple[str, str]] = []
         get = operator.itemgetter(*names)
         try:
             values = []
@@ -242,13 +245,13 @@ class RunStore:
                 digest = digests.get(text)
                 if digest is None:
                     digest = digests[text] = hashlib.sha256(text.encode("utf-8")).hexdigest()
+                    new.append((digest, text))
                 values.append((*get(row), None, digest))
-        except KeyError:
+        except KeyError:  # the general way stores every text of the batch (those in `stored` too)
             self._insert_rows("fragments", self._share_texts(rows))
             return
         self._columns("fragments", [*names, "text", "text_sha256"])
-        self.db.conn.executemany("insert or ignore into fragment_texts (sha256, text) values (?, ?)",
-                                 [(d, t) for t, d in digests.items()])
+        self.db.conn.executemany("insert or ignore into fragment_texts (sha256, text) values (?, ?)", new)
         columns = ", ".join(f"[{n}]" for n in [*names, "text", "text_sha256"])
         self.db.conn.executemany(f"insert into [fragments] ({columns}) values ({', '.join('?' * (len(names) + 2))})",
                                  values)
@@ -262,6 +265,7 @@ class RunStore:
         batch: list[dict[str, Any]] = []
         written: dict[str, int] = {}
         own: dict[int, str] = {}
+        stored: dict[str, str] = {}
         copy_sql = None
         for obs_id, rows in table.parts:
             if not rows:
@@ -276,7 +280,7 @@ class RunStore:
                 written[target] = written.get(target, 0) + len(rows)
                 continue
             if batch:
-                self._insert_fragments(batch)
+                self._insert_fragments(batch, stored)
                 batch = []
             if copy_sql is None:
                 columns = [c.name for c in self.db["fragments"].columns if c.name != "obs_id"]
@@ -286,7 +290,7 @@ class RunStore:
             self.db.conn.execute(copy_sql, [obs_id, source])
             written[obs_id] = written.get(obs_id, 0) + len(rows)
         if batch:
-            self._insert_fragments(batch)
+            self._insert_fragments(batch, stored)
 
     def fragment_rows(self, obs_id: str) -> list[dict[str, Any]]:
         """An observation's fragments in rank order, with their text."""

@@ -72,9 +72,9 @@ def _write(path, tables, monkeypatch=None, bound=None):
     if bound is not None:
         plain_insert = RunStore._insert_fragments
 
-        def counting(self, rows):
+        def counting(self, rows, *stored):
             bound.append(len(rows))
-            plain_insert(self, rows)
+            plain_insert(self, rows, *stored)
 
         monkeypatch.setattr(RunStore, "_insert_fragments", counting)
     store.write_unit(dict(UNIT), tables)
@@ -118,3 +118,56 @@ def test_a_copy_first_in_the_table_is_written_plainly(tmp_path, monkeypatch, rep
     got = _write(tmp_path / "t.sqlite", {**unit_rows("toy"), "fragments": table}, monkeypatch, bound)
     assert bound == [2 * repeat]
     assert [r[1] for r in got[0]] == [_obs(i + 1) for i in range(repeat) for _ in range(2)]
+
+
+def test_a_text_is_hashed_and_offered_to_fragment_texts_once_per_table(tmp_path, monkeypatch):
+    import hashlib
+
+    import lsrep.store as store_module
+
+    hashed: list[str] = []
+    offered: list[str] = []
+
+    class CountingHashlib:
+        @staticmethod
+        def sha256(data):
+            hashed.append(data.decode("utf-8"))
+            return hashlib.sha256(data)
+
+    plain_many = store_module._Connection.executemany
+
+    def many(self, sql, seq):
+        seq = list(seq)
+        if "fragment_texts" in sql:
+            offered.extend(t for _d, t in seq)
+        return plain_many(self, sql, seq)
+
+    table = FragmentTable()
+    parts = [_rows(_obs(0), 3), _rows(_obs(1), 4, texts=("gamma delta", "new one")), _rows(_obs(2), 2)]
+    table.add_rows(parts[0])
+    table.add_copy(_obs(5), parts[0])  # a copy between batches: the texts carry over
+    table.add_rows(parts[1])
+    table.add_rows(parts[2])
+    plain = [r for p in parts[:1] for r in p] + [{**r, "obs_id": _obs(5)} for r in parts[0]] + parts[1] + parts[2]
+    want = _write(tmp_path / "l.sqlite", {**unit_rows("toy"), "fragments": plain})
+    monkeypatch.setattr(store_module, "hashlib", CountingHashlib)
+    monkeypatch.setattr(store_module._Connection, "executemany", many)
+    got = _write(tmp_path / "t.sqlite", {**unit_rows("toy"), "fragments": table})
+    assert got == want
+    assert hashed == offered == ["alpha beta", "gamma delta", "new one"]  # each distinct text once, in order
+
+
+def test_a_batch_that_goes_the_general_way_stores_the_same_rows(tmp_path):
+    # A row lacking a column sends its batch the general way (which stores every text of it); a
+    # copy of it and a later batch sharing a text store what the list of copies stores.
+    table = FragmentTable()
+    odd = _rows(_obs(0), 2, texts=("first text", "second text"))
+    del odd[1]["derived"]
+    later = _rows(_obs(1), 2, texts=("second text", "third text"))
+    table.add_rows(odd)
+    table.add_copy(_obs(2), odd)  # flushes the odd batch, then copies it in SQL
+    table.add_rows(later)
+    plain = odd + [{**r, "obs_id": _obs(2)} for r in odd] + later
+    want = _write(tmp_path / "l.sqlite", {**unit_rows("toy"), "fragments": plain})
+    got = _write(tmp_path / "t.sqlite", {**unit_rows("toy"), "fragments": table})
+    assert got == want and len(got[1]) == 3 and len(got[0]) == 6
