@@ -224,6 +224,9 @@ def test_postings_go_eager_once_lookups_cost_more_than_posting_everything():
         assert postings.get(gram, "absent") == reference.get(gram, "absent"), gram
     assert _CountingTexts.checks == spent  # eager: no turn checked again
     assert postings._word_sets == {}
+    # Posted: exactly the n-grams said (n = 2..size), nothing shorter, longer or cut at a segment's end.
+    assert set(postings._longer) == {g for g in reference if len(g) > 1}
+    assert all(postings._longer[g] == reference[g] for g in postings._longer)
 
 
 def test_a_lookup_that_turns_eager_midway_answers_from_the_eager_postings():
