@@ -42,7 +42,7 @@ def _table() -> tuple[FragmentTable, list[dict]]:
     stray = _rows(_obs(0), 4, texts=("other text",))  # same source id and length, never written as its own part
     table.add_copy(_obs(4), stray)
     plain += [{**r, "obs_id": _obs(4)} for r in stray]
-    third = [_rows(_obs(3), 3)[2]]  # a third row under p03
+    third = _rows(_obs(3), 4)[2:]  # two more rows under p03
     table.add_rows(third)
     plain += third
     table.add_copy(_obs(5), b)  # b's source now holds 3 rows, the part 2: not copied in SQL
@@ -55,7 +55,7 @@ def _table() -> tuple[FragmentTable, list[dict]]:
 def test_the_table_reads_as_the_list_of_copies():
     table, plain = _table()
     assert list(table) == plain
-    assert len(table) == len(plain) == 4 * 4 + 2 + 4 + 1 + 2
+    assert len(table) == len(plain) == 4 * 4 + 2 + 4 + 2 + 2
     assert table == plain and table[5] == plain[5] and table[-1] == plain[-1] and table[2:4] == plain[2:4]
     assert table != plain[:-1] and table != [] and (table == "rows") is False
     assert table != [*plain[:-1], {**plain[-1], "rank": 9}]  # same length, one value differs
@@ -90,9 +90,9 @@ def test_the_store_writes_a_table_as_the_list_of_copies_and_binds_only_what_it_c
     copied = _write(tmp_path / "table.sqlite", {**tables, "fragments": table}, monkeypatch, bound)
     assert copied == listed  # every column, rowids (order) included, and the shared texts
     assert len(copied[0]) == len(plain)
-    # Bound in Python: a (4), then b, the stray copy, the third p03 row and the refused b copy
-    # (2 + 4 + 1 + 2) up to the next SQL copy; the copies of a (3 x 4 rows) only in SQL.
-    assert bound == [4, 9]
+    # Bound in Python: a (4), then b, the stray copy, the two more p03 rows and the refused b copy
+    # (2 + 4 + 2 + 2) up to the next SQL copy; the copies of a (3 x 4 rows) only in SQL.
+    assert bound == [4, 10]
     assert sum(bound) == len(plain) - 3 * 4
 
 
@@ -171,3 +171,20 @@ def test_a_batch_that_goes_the_general_way_stores_the_same_rows(tmp_path):
     want = _write(tmp_path / "l.sqlite", {**unit_rows("toy"), "fragments": plain})
     got = _write(tmp_path / "t.sqlite", {**unit_rows("toy"), "fragments": table})
     assert got == want and len(got[1]) == 3 and len(got[0]) == 6
+
+
+def test_a_copy_into_an_observation_that_holds_rows_counts_them_all(tmp_path, monkeypatch):
+    # p01 holds 4 rows of its own (ranks 10-13) and then a copy of p00's 4: a copy of p01's own
+    # part must not be taken from the store (8 rows there), so it is bound plainly.
+    a = _rows(_obs(0), 4)
+    own = [{**r, "obs_id": _obs(1), "rank": 10 + r["rank"]} for r in _rows(_obs(1), 4)]
+    table = FragmentTable()
+    table.add_rows(a)
+    table.add_rows(own)
+    table.add_copy(_obs(1), a)
+    table.add_copy(_obs(2), own)
+    plain = a + own + [{**r, "obs_id": _obs(1)} for r in a] + [{**r, "obs_id": _obs(2)} for r in own]
+    bound: list[int] = []
+    got = _write(tmp_path / "t.sqlite", {**unit_rows("toy"), "fragments": table}, monkeypatch, bound)
+    assert bound == [8, 4]  # a and p01's own rows; then the copy of p01's part, after p00's SQL copy
+    assert got == _write(tmp_path / "l.sqlite", {**unit_rows("toy"), "fragments": plain})
