@@ -188,3 +188,4 @@ def test_a_copy_into_an_observation_that_holds_rows_counts_them_all(tmp_path, mo
     got = _write(tmp_path / "t.sqlite", {**unit_rows("toy"), "fragments": table}, monkeypatch, bound)
     assert bound == [8, 4]  # a and p01's own rows; then the copy of p01's part, after p00's SQL copy
     assert got == _write(tmp_path / "l.sqlite", {**unit_rows("toy"), "fragments": plain})
+
