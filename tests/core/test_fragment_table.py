@@ -59,6 +59,10 @@ def test_the_table_reads_as_the_list_of_copies():
     assert table == plain and table[5] == plain[5] and table[-1] == plain[-1] and table[2:4] == plain[2:4]
     assert table != plain[:-1] and table != [] and (table == "rows") is False
     assert table != [*plain[:-1], {**plain[-1], "rank": 9}]  # same length, one value differs
+    long_table = FragmentTable()
+    long_rows = _rows(_obs(0), 300)
+    long_table.add_rows(long_rows)
+    assert long_table == list(long_rows)  # lengths past the small-int cache compare by value
     other, _ = _table()
     assert table == other
     copy = list(table)[4]
@@ -173,11 +177,12 @@ def test_a_batch_that_goes_the_general_way_stores_the_same_rows(tmp_path):
     assert got == want and len(got[1]) == 3 and len(got[0]) == 6
 
 
-def test_a_copy_into_an_observation_that_holds_rows_counts_them_all(tmp_path, monkeypatch):
-    # p01 holds 4 rows of its own (ranks 10-13) and then a copy of p00's 4: a copy of p01's own
-    # part must not be taken from the store (8 rows there), so it is bound plainly.
+@pytest.mark.parametrize("n_own", [3, 4])
+def test_a_copy_into_an_observation_that_holds_rows_counts_them_all(tmp_path, monkeypatch, n_own):
+    # p01 holds rows of its own (ranks 10 on) and then a copy of p00's 4: a copy of p01's own
+    # part must not be taken from the store (4 more rows there), so it is bound plainly.
     a = _rows(_obs(0), 4)
-    own = [{**r, "obs_id": _obs(1), "rank": 10 + r["rank"]} for r in _rows(_obs(1), 4)]
+    own = [{**r, "obs_id": _obs(1), "rank": 10 + r["rank"]} for r in _rows(_obs(1), n_own)]
     table = FragmentTable()
     table.add_rows(a)
     table.add_rows(own)
@@ -186,6 +191,6 @@ def test_a_copy_into_an_observation_that_holds_rows_counts_them_all(tmp_path, mo
     plain = a + own + [{**r, "obs_id": _obs(1)} for r in a] + [{**r, "obs_id": _obs(2)} for r in own]
     bound: list[int] = []
     got = _write(tmp_path / "t.sqlite", {**unit_rows("toy"), "fragments": table}, monkeypatch, bound)
-    assert bound == [8, 4]  # a and p01's own rows; then the copy of p01's part, after p00's SQL copy
+    assert bound == [4 + n_own, n_own]  # a and p01's own rows; then the copy of p01's part, after p00's SQL copy
     assert got == _write(tmp_path / "l.sqlite", {**unit_rows("toy"), "fragments": plain})
 

@@ -8,7 +8,6 @@ from datetime import UTC, datetime
 
 import pytest
 
-from lsrep.postings import SET_MIN_POSTINGS
 from lsrep.protocol.models import Turn
 from lsrep.provenance import SENTENCE_MIN_TOKENS, TurnIndex, segments
 from lsrep.text import STOPWORDS
@@ -166,9 +165,9 @@ def test_ngrams_of_common_words_check_only_the_turns_saying_every_word_or_the_ra
     assert set(index.postings._word_sets) == {"red", "green", "blue"}
 
 
-@pytest.mark.parametrize("said", [SET_MIN_POSTINGS, SET_MIN_POSTINGS + 1])
+@pytest.mark.parametrize("said", [64, 65])
 def test_the_set_and_bigram_paths_start_past_set_min_postings(said):
-    """An n-gram whose rarest word is said in `SET_MIN_POSTINGS` turns scans that word's turns; one
+    """An n-gram whose rarest word is said in `SET_MIN_POSTINGS` (64) turns scans that word's turns; one
     more and a bigram intersects its words' sets first, a trigram checks its rarer bigram's turns
     (here 10 turns say all three words)."""
     texts = (["alpha beta delta"] * 10 + [f"alpha w{i}" for i in range(said - 10)]
@@ -179,7 +178,7 @@ def test_the_set_and_bigram_paths_start_past_set_min_postings(said):
         index.postings.texts = _CountingTexts(index.postings.texts)
         _CountingTexts.checks = 0
         assert index.postings.get(gram) == list(range(10))
-        assert _CountingTexts.checks == (checks[0] if said <= SET_MIN_POSTINGS else checks[1])
+        assert _CountingTexts.checks == (checks[0] if said <= 64 else checks[1])
     once = TurnIndex(texts + ["alpha beta gamma"])
     once.postings.texts = _CountingTexts(once.postings.texts)
     _CountingTexts.checks = 0
