@@ -177,11 +177,11 @@ def test_a_batch_that_goes_the_general_way_stores_the_same_rows(tmp_path):
     assert got == want and len(got[1]) == 3 and len(got[0]) == 6
 
 
-@pytest.mark.parametrize("n_own", [3, 4])
-def test_a_copy_into_an_observation_that_holds_rows_counts_them_all(tmp_path, monkeypatch, n_own):
-    # p01 holds rows of its own (ranks 10 on) and then a copy of p00's 4: a copy of p01's own
-    # part must not be taken from the store (4 more rows there), so it is bound plainly.
-    a = _rows(_obs(0), 4)
+@pytest.mark.parametrize(("n_own", "n_a"), [(3, 4), (4, 4), (2, 1)])
+def test_a_copy_into_an_observation_that_holds_rows_counts_them_all(tmp_path, monkeypatch, n_own, n_a):
+    # p01 holds rows of its own (ranks 10 on) and then a copy of p00's: a copy of p01's own part
+    # must not be taken from the store (p00's rows are there too), so it is bound plainly.
+    a = _rows(_obs(0), n_a)
     own = [{**r, "obs_id": _obs(1), "rank": 10 + r["rank"]} for r in _rows(_obs(1), n_own)]
     table = FragmentTable()
     table.add_rows(a)
@@ -191,6 +191,6 @@ def test_a_copy_into_an_observation_that_holds_rows_counts_them_all(tmp_path, mo
     plain = a + own + [{**r, "obs_id": _obs(1)} for r in a] + [{**r, "obs_id": _obs(2)} for r in own]
     bound: list[int] = []
     got = _write(tmp_path / "t.sqlite", {**unit_rows("toy"), "fragments": table}, monkeypatch, bound)
-    assert bound == [4 + n_own, n_own]  # a and p01's own rows; then the copy of p01's part, after p00's SQL copy
+    assert bound == [n_a + n_own, n_own]  # a and p01's own rows; then the copy of p01's part, after p00's SQL copy
     assert got == _write(tmp_path / "l.sqlite", {**unit_rows("toy"), "fragments": plain})
 
