@@ -194,3 +194,40 @@ def test_a_copy_into_an_observation_that_holds_rows_counts_them_all(tmp_path, mo
     assert bound == [n_a + n_own, n_own]  # a and p01's own rows; then the copy of p01's part, after p00's SQL copy
     assert got == _write(tmp_path / "l.sqlite", {**unit_rows("toy"), "fragments": plain})
 
+
+
+def test_tables_of_different_lengths_are_unequal_without_reading_a_row(monkeypatch):
+    table = FragmentTable()
+    table.add_rows(_rows(_obs(0), 3))
+    reads = []
+    plain_iter = FragmentTable.__iter__
+
+    def counting(self):
+        reads.append(1)
+        return plain_iter(self)
+
+    monkeypatch.setattr(FragmentTable, "__iter__", counting)
+    assert table != _rows(_obs(0), 4) and table != _rows(_obs(0), 2)
+    assert reads == []  # the lengths decide
+    assert table == _rows(_obs(0), 3) and reads == [1]
+
+
+def test_the_sql_copy_names_each_column_once(tmp_path, monkeypatch):
+    import lsrep.store as store_module
+
+    statements: list[str] = []
+    plain_execute = store_module._Connection.execute
+
+    def execute(self, sql, *args):
+        if "select ?" in sql:
+            statements.append(sql)
+        return plain_execute(self, sql, *args)
+
+    table, plain = _table()
+    monkeypatch.setattr(store_module._Connection, "execute", execute)
+    got = _write(tmp_path / "t.sqlite", {**unit_rows("toy"), "fragments": table})
+    assert len(statements) == 3 and len(set(statements)) == 1  # one statement, built once
+    into, select = statements[0].split(" select ")
+    columns = into[into.index("(") + 1:into.rindex(")")].split(", ")
+    assert columns[0] == "[obs_id]" and len(columns) == len(set(columns)) == len(got[0][0]) - 1  # rowid aside
+    assert select.startswith("?, " + ", ".join(columns[1:]) + " from [fragments] where [obs_id] = ?")
