@@ -231,3 +231,29 @@ def test_the_sql_copy_names_each_column_once(tmp_path, monkeypatch):
     columns = into[into.index("(") + 1:into.rindex(")")].split(", ")
     assert columns[0] == "[obs_id]" and len(columns) == len(set(columns)) == len(got[0][0]) - 1  # rowid aside
     assert select.startswith("?, " + ", ".join(columns[1:]) + " from [fragments] where [obs_id] = ?")
+
+
+def _ranked(obs_id: str, n: int, first: int) -> list[dict]:
+    return [{**r, "rank": first + r["rank"]} for r in _rows(obs_id, n)]
+
+
+def test_copies_then_own_rows_under_one_observation_are_all_counted(tmp_path, monkeypatch):
+    # p01 gets two copies (of p00 and p03, 2 rows each), then 2 rows of its own: a copy of that own
+    # part is bound plainly (6 rows are under p01). Three own parts (1, 2, 2 rows) under p04: a copy
+    # of the first is bound plainly too (5 rows there).
+    a, b, c = _ranked(_obs(0), 2, 0), _ranked(_obs(3), 2, 10), _ranked(_obs(1), 2, 20)
+    d = [_ranked(_obs(4), 1, 0), _ranked(_obs(4), 2, 1), _ranked(_obs(4), 2, 3)]
+    table = FragmentTable()
+    table.add_rows(a)
+    table.add_rows(b)
+    table.add_copy(_obs(1), a)
+    table.add_copy(_obs(1), b)
+    table.add_rows(c)
+    table.add_copy(_obs(2), c)
+    for part in d:
+        table.add_rows(part)
+    table.add_copy(_obs(5), d[0])
+    bound: list[int] = []
+    got = _write(tmp_path / "t.sqlite", {**unit_rows("toy"), "fragments": table}, monkeypatch, bound)
+    assert bound == [4, 2 + 2 + 5 + 1]  # a and b; then c, its copy, d's parts and d[0]'s copy
+    assert got == _write(tmp_path / "l.sqlite", {**unit_rows("toy"), "fragments": list(table)})
