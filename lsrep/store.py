@@ -273,7 +273,14 @@ class RunStore:
             source = rows[0]["obs_id"]
             if obs_id is None or own.get(id(rows)) != source or written[source] != len(rows):
                 if obs_id is None:
-                    own[id(rows)] = target = source
+                    target = source
+                    if any(r["obs_id"] != source for r in rows):
+                        # Rows of several observations: counted one by one, never copied in SQL.
+                        batch.extend(rows)
+                        for r in rows:
+                            written[r["obs_id"]] = written.get(r["obs_id"], 0) + 1
+                        continue
+                    own[id(rows)] = source
                 else:
                     rows, target = [{**r, "obs_id": obs_id} for r in rows], obs_id
                 batch.extend(rows)

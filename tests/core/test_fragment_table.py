@@ -257,3 +257,19 @@ def test_copies_then_own_rows_under_one_observation_are_all_counted(tmp_path, mo
     got = _write(tmp_path / "t.sqlite", {**unit_rows("toy"), "fragments": table}, monkeypatch, bound)
     assert bound == [4, 2 + 2 + 5 + 1]  # a and b; then c, its copy, d's parts and d[0]'s copy
     assert got == _write(tmp_path / "l.sqlite", {**unit_rows("toy"), "fragments": list(table)})
+
+
+def test_a_part_holding_rows_of_several_observations_is_never_copied_in_sql(tmp_path, monkeypatch):
+    # Not what the engine builds (a part is one observation's rows), but a table may hold it: its
+    # rows are counted under their own ids, and a copy of it is bound plainly.
+    mixed = _ranked(_obs(0), 1, 0) + _ranked(_obs(1), 2, 1)
+    pure = _ranked(_obs(1), 2, 5)
+    table = FragmentTable()
+    table.add_rows(mixed)
+    table.add_rows(pure)
+    table.add_copy(_obs(2), mixed)
+    table.add_copy(_obs(3), pure)  # p01 holds 4 rows, the part 2: bound plainly
+    bound: list[int] = []
+    got = _write(tmp_path / "t.sqlite", {**unit_rows("toy"), "fragments": table}, monkeypatch, bound)
+    assert bound == [3 + 2 + 3 + 2]
+    assert got == _write(tmp_path / "l.sqlite", {**unit_rows("toy"), "fragments": list(table)})
