@@ -273,3 +273,14 @@ def test_a_part_holding_rows_of_several_observations_is_never_copied_in_sql(tmp_
     got = _write(tmp_path / "t.sqlite", {**unit_rows("toy"), "fragments": table}, monkeypatch, bound)
     assert bound == [3 + 2 + 3 + 2]
     assert got == _write(tmp_path / "l.sqlite", {**unit_rows("toy"), "fragments": list(table)})
+
+
+def test_a_long_part_is_copied_in_sql(tmp_path, monkeypatch):
+    # Counts past the small-int cache compare by value: a 300-row context is copied, not bound.
+    long = _rows(_obs(0), 300)
+    table = FragmentTable()
+    table.add_rows(long)
+    table.add_copy(_obs(1), long)
+    bound: list[int] = []
+    got = _write(tmp_path / "t.sqlite", {**unit_rows("toy"), "fragments": table}, monkeypatch, bound)
+    assert bound == [300] and len(got[0]) == 600
