@@ -68,30 +68,36 @@ def audit_context(fragments: Sequence[Fragment], prefix_len: int, expected: Expe
         texts, judged = last[2], last[3]
     else:
         texts = tuple([f.text for f in fragments])
-        # The same context returned to every probe of a checkpoint is judged once.
-        ckey = (texts, tuple([(f.source_turn_ids, f.kind, f.derived) for f in fragments]), prefix_len)
+        # The same context returned to every probe of a checkpoint is judged once. Each fragment's
+        # key is built once, for the context's key and for the fragment cache.
+        keys = tuple([fragment_key(f) for f in fragments])
+        ckey = (keys, prefix_len)
         judged = index.context_cache.get(ckey)
         if judged is None:
             if len(index.context_cache) > 256:
                 index.context_cache.clear()
-            judged = index.context_cache[ckey] = _judge_fragments(fragments, prefix_len, index, turn_index)
+            judged = index.context_cache[ckey] = _judge_fragments(fragments, prefix_len, index, turn_index, keys)
         index.last_context = (tuple(fragments), prefix_len, texts, judged)
     verdicts, citation, counts, carried = judged
     row: dict[str, Any] = {**counts, **evidence_metrics(expected, texts, index, turn_index).row()}
     return ContextAudit(row, verdicts, citation, carried)
 
 
+def fragment_key(frag: Fragment) -> tuple:
+    """What a fragment's judgement depends on: its text, citations, kind and `derived` flag."""
+    return (frag.text, frag.source_turn_ids, frag.kind, getattr(frag, "derived", False))
+
+
 def _judge_fragments(fragments: Sequence[Fragment], prefix_len: int, index: TurnIndex,
-                     turn_index: Mapping[str, int]) -> tuple[tuple, tuple, dict[str, Any], tuple]:
+                     turn_index: Mapping[str, int], fkeys: Sequence[tuple]) -> tuple[tuple, tuple, dict[str, Any], tuple]:
     verdicts, citation, keys, carried = [], [], [], []
     leaks = unsourced = misattributed = n_cited = n_carried = 0
     turn_ids: list[str] | None = None
     cache = index.fragment_cache
-    for frag in fragments:
+    for frag, key in zip(fragments, fkeys, strict=True):
         # Per fragment: (cited positions, settled prefix, verdict once settled, duplicate key, carried
         # turns, distinct citations, derived). From the settled prefix on the verdict no longer
         # changes, so a recurring fragment is one lookup. `is_derived` is a function of kind and flag.
-        key = (frag.text, frag.source_turn_ids, frag.kind, getattr(frag, "derived", False))
         hit = cache.get(key)
         if hit is None:
             if turn_ids is None:

@@ -33,7 +33,7 @@ from lsrep.contract import (
     accepts_participants,
 )
 from lsrep.embed import make_embedder
-from lsrep.fragment_rows import ContextRows, FragmentRows
+from lsrep.fragment_rows import ContextRows, FragmentRows, FragmentTable
 from lsrep.harness import CallLog, Guarded, validate_condition
 from lsrep.host import open_adapter
 from lsrep.host.wire import HostError
@@ -89,7 +89,7 @@ class _Replay:
         self.prefix_hashes = [""] + prefix_hashes(self.turns)
         self.checkpoints: list[dict[str, Any]] = []
         self.observations: list[dict[str, Any]] = []
-        self.fragments: list[dict[str, Any]] = []
+        self.fragments = FragmentTable()
         self.fragment_rows = FragmentRows(self.index, self.turn_ids)
         self._last_context: ContextRows | None = None
         self._last_returned: tuple[tuple[Fragment, ...], int] | None = None
@@ -367,11 +367,11 @@ class _Replay:
         if last is not None and last.repeats(all_frags, audit, fragments):
             # The previous observation's context, audit and answerer's cut again (every probe of a
             # checkpoint, for many systems): its rows under this observation's id, its totals.
-            self.fragments.extend(last.rows_for(obs_id))
+            self.fragments.add_copy(obs_id, last.rows)
         else:
             last = self._last_context = ContextRows.build(
                 obs_id, fragments, all_frags, audit, self.fragment_rows, self._in_prompt_events(fragments))
-            self.fragments.extend(last.rows)
+            self.fragments.add_rows(last.rows)
         row["proven_leak"] = last.proven_leak
         row["unattributed"] += last.unattributed
         row["n_fragments"], row["context_tokens"] = len(fragments), last.tokens

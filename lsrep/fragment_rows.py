@@ -16,7 +16,7 @@ The row is the same, key for key and value for value, as building it afresh
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -129,3 +129,49 @@ class ContextRows:
     def rows_for(self, obs_id: str) -> list[dict[str, Any]]:
         """The rows again, under another observation's id."""
         return [{**r, "obs_id": obs_id} for r in self.rows]
+
+
+class FragmentTable(Sequence):
+    """A unit's fragment rows, in order: an observation's own rows, or another observation's rows
+    again under its id (`add_copy`), held as a reference instead of a copy of every row.
+
+    Read as a sequence it gives exactly the rows a list of copies held (`ContextRows.rows_for`);
+    the store writes a copy part as one SQL copy of the rows it has just written (`RunStore`),
+    without building, binding or encoding a row in Python. A repeated context is every probe but
+    the first of a checkpoint, for systems whose context does not depend on the question.
+    """
+
+    def __init__(self) -> None:
+        self.parts: list[tuple[str | None, list[dict[str, Any]]]] = []
+        """(None, rows): rows as they are; (obs_id, rows): `rows` again under `obs_id`."""
+        self._len = 0
+
+    def add_rows(self, rows: list[dict[str, Any]]) -> None:
+        self.parts.append((None, rows))
+        self._len += len(rows)
+
+    def add_copy(self, obs_id: str, rows: list[dict[str, Any]]) -> None:
+        """`rows` (rows added before, all of one observation) again under `obs_id`."""
+        self.parts.append((obs_id, rows))
+        self._len += len(rows)
+
+    def __len__(self) -> int:
+        return self._len
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        for obs_id, rows in self.parts:
+            if obs_id is None:
+                yield from rows
+            else:
+                for r in rows:
+                    yield {**r, "obs_id": obs_id}
+
+    def __getitem__(self, i):
+        return list(self)[i]
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, FragmentTable | list):
+            return len(self) == len(other) and list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None

@@ -6,6 +6,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from itertools import chain
 
+SET_MIN_POSTINGS = 64
+"""An n-gram whose rarest word is said in more turns than this is looked up through the words'
+posting sets (intersected in C) rather than by scanning the rarest word's turns."""
+
 
 class NgramPostings(Mapping):
     """A turn index's n-gram postings: for each n-gram (n <= size) of a segment of some turn, the
@@ -33,6 +37,26 @@ class NgramPostings(Mapping):
         # Strings only (the token tuples are not kept: an M-sized trajectory has ~5,000 turns).
         self.texts = ["\n".join([f" {' '.join(seg)} " for seg in turn]) for turn in segs]
         self._longer: dict[tuple[str, ...], list[int]] = {}
+        self._word_sets: dict[str, frozenset[int]] = {}
+        self.eager_cost = sum(len(seg) - n + 1 for turn in segs for seg in turn for n in range(2, size + 1)
+                              if len(seg) >= n)
+        """The n-grams (n = 2..size) said in all turns, counted with repeats: the work of posting
+        every one of them at once."""
+        self.checks = 0
+        """Turns checked for an n-gram on lookup so far; past `eager_cost` every n-gram is posted
+        at once (`_post_all`), so lookups never cost more than twice the cheaper of the two ways."""
+        self.eager = False
+
+    def _sets(self, gram: tuple[str, ...]) -> frozenset[int]:
+        """The positions of the turns saying every word of `gram` (each word's set kept)."""
+        sets = []
+        for tok in gram:
+            hit = self._word_sets.get(tok)
+            if hit is None:
+                hit = self._word_sets[tok] = frozenset(self.unigrams[tok])
+            sets.append(hit)
+        sets.sort(key=len)
+        return sets[0].intersection(*sets[1:])
 
     def get(self, gram, default=None):
         n = len(gram)
@@ -43,16 +67,51 @@ class NgramPostings(Mapping):
             return default
         hit = self._longer.get(gram)
         if hit is None:
+            if self.eager:
+                return default  # every n-gram said is posted
+            if self.checks > self.eager_cost:
+                self._post_all()
+                return self.get(gram, default)
             lists = [self.unigrams.get(tok) for tok in gram]
             if any(x is None for x in lists):
                 hit = []
             else:
                 needle, texts = f" {' '.join(gram)} ", self.texts
-                hit = [p for p in min(lists, key=len) if needle in texts[p]]
+                rarest = min(lists, key=len)
+                if n > 2 and len(rarest) > SET_MIN_POSTINGS:
+                    # A turn saying the n-gram says its two (n-1)-grams: the shorter of their
+                    # postings (each computed once, shared by every n-gram they start or end).
+                    rarest = min(self.get(gram[:-1], ()), self.get(gram[1:], ()), key=len)
+                    if self.eager:  # posted meanwhile
+                        return self.get(gram, default)
+                elif len(rarest) > SET_MIN_POSTINGS:
+                    # Only turns saying every word can say the n-gram: the words' posting sets
+                    # intersected at C speed, then the few candidates checked in turn order.
+                    rarest = sorted(self._sets(gram))
+                self.checks += len(rarest)
+                hit = [p for p in rarest if needle in texts[p]]
             if len(self._longer) > 200_000:
                 self._longer.clear()
             self._longer[gram] = hit
         return hit if hit else default
+
+    def _post_all(self) -> None:
+        """Every n-gram (n = 2..size) of every turn's segments posted in one pass, as the lazy
+        lookup finds them: the turns saying it contiguously inside one segment, ascending, once."""
+        longer: dict[tuple[str, ...], list[int]] = {}
+        get = longer.get
+        for pos, text in enumerate(self.texts):
+            for seg in text.split("\n") if text else ():
+                toks = seg.split()
+                for n in range(2, self.size + 1):
+                    for i in range(len(toks) - n + 1):
+                        gram = tuple(toks[i:i + n])
+                        hit = get(gram)
+                        if hit is None:
+                            longer[gram] = [pos]
+                        elif hit[-1] != pos:
+                            hit.append(pos)
+        self._longer, self._word_sets, self.eager = longer, {}, True
 
     def __getitem__(self, gram):
         hit = self.get(gram)

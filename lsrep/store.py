@@ -178,6 +178,8 @@ class RunStore:
 
     def write_unit(self, unit: dict[str, Any], tables: dict[str, Iterable[dict[str, Any]]]) -> None:
         """Write a finished unit and all its rows in one transaction (replacing a partial one)."""
+        from lsrep.fragment_rows import FragmentTable  # not at import: the store alone loads fast
+
         run_id, unit_id = unit["run_id"], unit["unit_id"]
         with self.db.conn:
             for table in ("checkpoints", "events", "maintenance", "failures", "memory_calls", "unit_ingests",
@@ -192,7 +194,10 @@ class RunStore:
             self.db.execute("delete from observations where run_id = ? and unit_id = ?", [run_id, unit_id])
             for table, rows in tables.items():
                 if table == "fragments":
-                    self._insert_fragments(list(rows))
+                    if isinstance(rows, FragmentTable):
+                        self._insert_fragment_table(rows)
+                    else:
+                        self._insert_fragments(list(rows))
                     continue
                 if table == "ingests":  # per-turn rows in memory, one row per unit in the store
                     rows = list(rows)
@@ -218,14 +223,17 @@ class RunStore:
                                  [(d, t) for t, d in digests.items()])
         return out
 
-    def _insert_fragments(self, rows: list[dict[str, Any]]) -> None:
+    def _insert_fragments(self, rows: list[dict[str, Any]], stored: dict[str, str] | None = None) -> None:
         # Rows shaped like the first (the engine's), no free-text column: texts shared and values
         # taken in one pass, without a copy of each row. Anything else goes the general way.
+        # `stored`: texts (with their digest) this transaction has already put in `fragment_texts`,
+        # neither hashed nor offered again (an ignored insert changes nothing); extended here.
         names = [n for n in rows[0] if n != "text"] if rows else []
         if len(names) < 2 or "text" not in rows[0] or "text_sha256" in rows[0] or REDACTED_COLUMNS.intersection(names):
             self._insert_rows("fragments", self._share_texts(rows))
             return
-        digests: dict[str, str] = {}
+        digests: dict[str, str] = {} if stored is None else stored
+        new: list[tuple[str, str]] = []
         get = operator.itemgetter(*names)
         try:
             values = []
@@ -237,16 +245,59 @@ class RunStore:
                 digest = digests.get(text)
                 if digest is None:
                     digest = digests[text] = hashlib.sha256(text.encode("utf-8")).hexdigest()
+                    new.append((digest, text))
                 values.append((*get(row), None, digest))
-        except KeyError:
+        except KeyError:  # the general way stores every text of the batch (those in `stored` too)
             self._insert_rows("fragments", self._share_texts(rows))
             return
         self._columns("fragments", [*names, "text", "text_sha256"])
-        self.db.conn.executemany("insert or ignore into fragment_texts (sha256, text) values (?, ?)",
-                                 [(d, t) for t, d in digests.items()])
+        self.db.conn.executemany("insert or ignore into fragment_texts (sha256, text) values (?, ?)", new)
         columns = ", ".join(f"[{n}]" for n in [*names, "text", "text_sha256"])
         self.db.conn.executemany(f"insert into [fragments] ({columns}) values ({', '.join('?' * (len(names) + 2))})",
                                  values)
+
+    def _insert_fragment_table(self, table) -> None:
+        # Rows of their own are written in one pass per run of them; a copy part as one SQL copy
+        # of its source observation's rows, every column as just stored, `obs_id` replaced: the
+        # values `{**row, "obs_id": ...}` gives, stored, without a row built or bound in Python.
+        # Only when the store holds exactly the part's rows under the source id (this very list
+        # written as an own part, and no other row under that id), else the rows are written plainly.
+        batch: list[dict[str, Any]] = []
+        written: dict[str, int] = {}
+        own: dict[int, str] = {}
+        stored: dict[str, str] = {}
+        copy_sql = None
+        for obs_id, rows in table.parts:
+            if not rows:
+                continue
+            source = rows[0]["obs_id"]
+            if obs_id is None or own.get(id(rows)) != source or written[source] != len(rows):
+                if obs_id is None:
+                    target = source
+                    if any(r["obs_id"] != source for r in rows):
+                        # Rows of several observations: counted one by one, never copied in SQL.
+                        batch.extend(rows)
+                        for r in rows:
+                            written[r["obs_id"]] = written.get(r["obs_id"], 0) + 1
+                        continue
+                    own[id(rows)] = source
+                else:
+                    rows, target = [{**r, "obs_id": obs_id} for r in rows], obs_id
+                batch.extend(rows)
+                written[target] = written.get(target, 0) + len(rows)
+                continue
+            if batch:
+                self._insert_fragments(batch, stored)
+                batch = []
+            if copy_sql is None:
+                columns = [c.name for c in self.db["fragments"].columns if c.name != "obs_id"]
+                names = ", ".join(f"[{n}]" for n in columns)
+                copy_sql = (f"insert into [fragments] ([obs_id], {names}) select ?, {names} from [fragments] "
+                            "where [obs_id] = ? order by [rank]")
+            self.db.conn.execute(copy_sql, [obs_id, source])
+            written[obs_id] = written.get(obs_id, 0) + len(rows)
+        if batch:
+            self._insert_fragments(batch, stored)
 
     def fragment_rows(self, obs_id: str) -> list[dict[str, Any]]:
         """An observation's fragments in rank order, with their text."""

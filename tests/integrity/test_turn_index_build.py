@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 
+import pytest
+
 from lsrep.protocol.models import Turn
 from lsrep.provenance import SENTENCE_MIN_TOKENS, TurnIndex, segments
 from lsrep.text import STOPWORDS
@@ -118,3 +120,123 @@ def test_ascii_fast_segments_equal_the_definition_on_random_texts():
     for _ in range(5000):
         text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 60)))
         assert segments(text, drop) == _reference_segments(text, drop), repr(text)
+
+
+class _CountingTexts(list):
+    checks = 0
+
+    def __getitem__(self, i):
+        type(self).checks += 1
+        return super().__getitem__(i)
+
+
+def test_ngrams_of_common_words_check_only_the_turns_saying_every_word_or_the_rarer_bigram():
+    """An n-gram whose words are all said in many turns is checked against the turns saying all its
+    words (a bigram: the words' sets intersected) or its rarer (n-1)-gram (a trigram), not against
+    every turn saying its rarest word; a rare word's turns are checked directly. Results equal the
+    eager definition."""
+    texts = ([f"red green a{i}" for i in range(100)] + [f"red blue b{i}" for i in range(100)]
+             + [f"green blue c{i}" for i in range(100)] + ["red green blue"] * 3 + ["green blue red"] * 2)
+    index = TurnIndex(texts)
+    postings, *_ = _reference_index(texts, frozenset())
+    assert [len(postings[(w,)]) for w in ("red", "green", "blue")] == [205, 205, 205]
+    index.postings.texts = _CountingTexts(index.postings.texts)
+
+    def checks(gram):
+        _CountingTexts.checks = 0
+        assert index.postings.get(gram) == postings.get(gram), gram
+        return _CountingTexts.checks
+
+    assert checks(("red", "green")) == 105  # the turns saying both words, not the 205 saying "red"
+    assert checks(("green", "blue")) == 105
+    assert checks(("red", "green", "blue")) == 103  # the turns saying "red green" (both bigrams kept)
+    assert postings[("red", "green", "blue")] == [300, 301, 302]
+    assert checks(("green", "blue", "red")) == 105 + 2  # "blue red" computed (105), then its 2 turns
+    assert postings[("green", "blue", "red")] == [303, 304]
+    assert checks(("red", "blue", "green")) == 105 + 105  # both bigrams computed; "blue green" is said nowhere
+    assert index.postings.get(("red", "blue", "green")) is None
+    assert checks(("red", "green")) == 0  # kept
+    rare = TurnIndex([f"a{i} b{i} c{i}" for i in range(70)] + ["a1 b1 c1"])
+    rare.postings.texts = _CountingTexts(rare.postings.texts)
+    _CountingTexts.checks = 0
+    assert rare.postings.get(("a1", "b1", "c1")) == [1, 70]
+    assert _CountingTexts.checks == 2  # a rare word: its own turns, no set built
+    assert rare.postings._word_sets == {}
+    assert set(index.postings._word_sets) == {"red", "green", "blue"}
+
+
+@pytest.mark.parametrize("said", [64, 65])
+def test_the_set_and_bigram_paths_start_past_set_min_postings(said):
+    """An n-gram whose rarest word is said in `SET_MIN_POSTINGS` (64) turns scans that word's turns; one
+    more and a bigram intersects its words' sets first, a trigram checks its rarer bigram's turns
+    (here 10 turns say all three words)."""
+    texts = (["alpha beta delta"] * 10 + [f"alpha w{i}" for i in range(said - 10)]
+             + [f"beta v{i}" for i in range(said - 10)] + [f"delta u{i}" for i in range(said - 10)])
+    for gram, checks in ((("alpha", "beta"), (said, 10)), (("alpha", "beta", "delta"), (said, 10 + 10 + 10))):
+        index = TurnIndex(texts)
+        assert [len(index.postings[(w,)]) for w in gram] == [said] * len(gram)
+        index.postings.texts = _CountingTexts(index.postings.texts)
+        _CountingTexts.checks = 0
+        assert index.postings.get(gram) == list(range(10))
+        assert _CountingTexts.checks == (checks[0] if said <= 64 else checks[1])
+    once = TurnIndex(texts + ["alpha beta gamma"])
+    once.postings.texts = _CountingTexts(once.postings.texts)
+    _CountingTexts.checks = 0
+    assert once.postings.get(("alpha", "beta", "gamma")) == [len(texts)]
+    assert _CountingTexts.checks == 1  # "gamma" is said once: its own turn, whatever the others' postings
+
+
+def test_postings_go_eager_once_lookups_cost_more_than_posting_everything():
+    """Lookups check turns until their count passes `eager_cost` (every n-gram said, with repeats);
+    the next lookup posts every n-gram at once, as the lazy lookup and the definition give them, and
+    no lookup checks a turn again."""
+    import random
+
+    rng = random.Random(31)
+    words = [f"w{i}" for i in range(12)] + ["lisbon", "dune"]
+    seps = [" ", " ", " ", ", ", ". ", "\n", " the "]
+    texts = ["".join(rng.choice(words) + rng.choice(seps) for _ in range(rng.randint(0, 12))) for _ in range(200)]
+    reference, *_ = _reference_index(texts, frozenset())
+    index = TurnIndex(texts)
+    postings = index.postings
+    segs = [segments(t) for t in texts]
+    assert postings.eager_cost == sum(max(0, len(s) - n + 1) for turn in segs for s in turn for n in (2, 3))
+    postings.texts = _CountingTexts(postings.texts)
+    _CountingTexts.checks = 0
+    grams = [g for g in reference if len(g) > 1]
+    rng.shuffle(grams)
+    asked = 0
+    while not postings.eager:
+        gram = grams[asked]
+        before = postings.checks
+        assert postings.get(gram) == reference[gram]
+        asked += 1
+        if not postings.eager:
+            assert before <= postings.eager_cost  # a lookup is computed only below the bound
+            assert postings.checks == _CountingTexts.checks  # every turn checked is counted
+    assert postings.checks > postings.eager_cost
+    spent = _CountingTexts.checks
+    for gram in grams:
+        assert postings.get(gram) == reference[gram], gram
+    for _ in range(300):
+        gram = tuple(rng.choice(words) for _ in range(rng.randint(2, 3)))
+        assert postings.get(gram, "absent") == reference.get(gram, "absent"), gram
+    assert _CountingTexts.checks == spent  # eager: no turn checked again
+    assert postings._word_sets == {}
+    # Posted: exactly the n-grams said (n = 2..size), nothing shorter, longer or cut at a segment's end.
+    assert set(postings._longer) == {g for g in reference if len(g) > 1}
+    assert all(postings._longer[g] == reference[g] for g in postings._longer)
+
+
+def test_a_lookup_that_turns_eager_midway_answers_from_the_eager_postings():
+    texts = ["red green blue"] * 70 + ["red green"] * 5
+    index = TurnIndex(texts)
+    postings = index.postings
+    cost = postings.checks = postings.eager_cost  # at the bound, not past it: one more lookup computed
+    assert postings.get(("red", "green", "blue")) == list(range(70))
+    assert postings.eager
+    assert postings.checks == cost + 75  # "red green" checked its 75 turns; then "green blue" went eager
+    assert postings.get(("red", "green")) == list(range(75))
+    assert postings.get(("blue", "red")) is None
+    fresh = TurnIndex(texts).postings
+    assert fresh.get(("red", "green", "blue")) == list(range(70)) and not fresh.eager
