@@ -318,7 +318,7 @@ def run_longmemeval(spec: LongMemEvalSpec, *, source: Path | None = None, execut
             bar.unit_done(result)
     finally:
         bar.close()
-        from lsrep.host.client import close_idle_hosts
+        from lsrep.host.reuse import close_idle_hosts
 
         close_idle_hosts()
     store.finish_run(run_id)

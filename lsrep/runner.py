@@ -336,7 +336,7 @@ def run_campaign(path: Path | str, *, executor: Executor | None = None, progress
                     bar.unit_done(result)
             finally:
                 bar.close()
-                from lsrep.host.client import close_idle_hosts
+                from lsrep.host.reuse import close_idle_hosts
 
                 close_idle_hosts()
         except KeyboardInterrupt:

@@ -16,8 +16,10 @@ from lsrep.contract import ReplayTurn
 from lsrep.embed.hashing import HashingEmbedder
 from lsrep.harness import validate_condition
 from lsrep.host import client
-from lsrep.host.client import close_idle_hosts, open_hosted
+from lsrep.host import reuse as host_reuse
+from lsrep.host.client import open_hosted
 from lsrep.host.clock import hooks
+from lsrep.host.reuse import close_idle_hosts
 from lsrep.host.wire import HostError
 
 OLD = datetime(2021, 5, 4, 12, tzinfo=UTC)
@@ -82,9 +84,9 @@ def test_a_unit_with_a_model_or_a_failed_close_gets_its_own_host():
             return "ok"
 
     cls, _ = validate_condition("tests.host.host_adapters:LeavingTracesAdapter", {}, (), "c")
-    assert client._reuse_key(cls, (), (), Model(), None, None, 1.0) is None
-    assert client._reuse_key(cls, (), (), None, object(), None, 1.0) is None, "an embedder the harness runs"
-    assert client._reuse_key(cls, (), (), None, HashingEmbedder(), None, 1.0) is not None
+    assert host_reuse.reuse_key(cls, (), (), Model(), None, None, 1.0) is None
+    assert host_reuse.reuse_key(cls, (), (), None, object(), None, 1.0) is None, "an embedder the harness runs"
+    assert host_reuse.reuse_key(cls, (), (), None, HashingEmbedder(), None, 1.0) is not None
     # A closed adapter whose host was handed on refuses further calls (it would reach the next unit).
     adapter = _open("LeavingTracesAdapter")
     adapter.reset(conversation_id="x", now=OLD)
@@ -98,7 +100,7 @@ def test_a_unit_with_a_model_or_a_failed_close_gets_its_own_host():
     adapter.host.request({"op": "release", "instance": adapter.instance})  # the instance is gone: close fails
     with pytest.raises(KeyError):
         adapter.close()
-    assert host.dead and not any(client._IDLE.idle.values())
+    assert host.dead and not any(host_reuse.IDLE.idle.values())
 
 
 def _rows(store: Path) -> dict[str, list]:
@@ -134,7 +136,7 @@ def test_a_longmemeval_run_stores_the_same_rows_with_hosts_reused(tmp_path, monk
     stores = {}
     for reuse in (True, False):
         if not reuse:
-            monkeypatch.setattr(client, "_reuse_key", lambda *a: None)
+            monkeypatch.setattr(client, "reuse_key", lambda *a: None)
         started.clear()
         spec = spec_from_systems(["vector-rag", "full-context"], data, store=tmp_path / f"{reuse}.sqlite")
         run_longmemeval(spec, executor=OverlappedExecutor(2), fresh=True)
