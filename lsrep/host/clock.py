@@ -42,6 +42,11 @@ _LAST_NOW: list[datetime] = []
 """The last simulated `now` this host process was given (for calls that carry none)."""
 
 
+def forget() -> None:
+    """Drop the last simulated `now` (a host serving a new unit starts as a fresh one would)."""
+    _LAST_NOW.clear()
+
+
 def hooks(enabled: bool | str, *, shifted: bool = False) -> tuple[str, ...]:
     """The host call hooks for a clock mode (True: frozen, "ticking", False: none), outermost first
     (the simulated clock wins over a shift)."""

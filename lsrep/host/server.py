@@ -21,6 +21,7 @@ import contextlib
 import importlib
 import math
 import os
+import shutil
 import sys
 import threading
 import time
@@ -220,9 +221,7 @@ class Host:
             self.gateway = None
         from lsrep.host import clock
 
-        clock._LAST_NOW.clear()
-        import shutil
-
+        clock.forget()
         for entry in list(self.workdir.iterdir()):
             if entry.is_dir() and not entry.is_symlink():
                 shutil.rmtree(entry)
