@@ -126,16 +126,12 @@ class ContextRows:
                 and self.carried is audit.carried and same_items(self.returned, returned)
                 and same_items(self.used, used))
 
-    def rows_for(self, obs_id: str) -> list[dict[str, Any]]:
-        """The rows again, under another observation's id."""
-        return [{**r, "obs_id": obs_id} for r in self.rows]
-
 
 class FragmentTable(Sequence):
     """A unit's fragment rows, in order: an observation's own rows, or another observation's rows
     again under its id (`add_copy`), held as a reference instead of a copy of every row.
 
-    Read as a sequence it gives exactly the rows a list of copies held (`ContextRows.rows_for`);
+    Read as a sequence it gives exactly the rows a list of copies held (`{**row, "obs_id": obs_id}`);
     the store writes a copy part as one SQL copy of the rows it has just written (`RunStore`),
     without building, binding or encoding a row in Python. A repeated context is every probe but
     the first of a checkpoint, for systems whose context does not depend on the question.
