@@ -65,7 +65,7 @@ import string
 from functools import lru_cache
 
 from lsrep.judge.lexicon import same_word
-from lsrep.judge.lists import list_given, list_shape, or_inside_item
+from lsrep.judge.lists import SUBJECTS, list_given, list_shape, or_inside_item
 from lsrep.judge.owner import OWNER_PRONOUNS, other_owner, owner_span
 from lsrep.temporal import date_spans, whole_date
 from lsrep.text import STOPWORDS, fold
@@ -245,7 +245,7 @@ def covers(answer_tokens: tuple[str, ...], ref_tokens: tuple[str, ...], asked: f
 
 NEGATION_REACH = 3
 """A negation word negates the first content word up to this many tokens after it."""
-_ASKING_PRONOUNS = frozenset({"you", "it", "they", "we", "i", "he", "she"})
+_ASKING_PRONOUNS = SUBJECTS
 """A negation followed by a subject pronoun is a question or its tag ("don't you think", "isn't it
 lovely", "why don't we go"), not a negated statement."""
 _INTENSIFIERS = frozenset(fold(w) for w in "really truly actually even ever quite always yet exactly necessarily "
