@@ -141,3 +141,39 @@ def test_a_superseded_value_marked_past_and_a_denied_current_one():
     assert judge_deterministic(_case("She no longer lives in Boston; now she is in Denver.", "Denver",
                                      "Boston")).outcome == "correct"
     assert judge_deterministic(_case("She no longer lives in Boston.", "Boston")).outcome == "wrong"
+
+
+def test_negators_are_read_on_the_words_as_written():
+    # "note" folds to the token "not": only the written word negates
+    assert gives("On another note, Nate made vegan ice cream last Friday", "vegan ice cream")
+    assert gives("Nate took note of the vegan ice cream recipe", "vegan ice cream recipe")
+    assert not gives("Nate did not make vegan ice cream last Friday", "vegan ice cream")
+
+
+def test_a_subordinate_or_relative_clause_ends_the_denial():
+    ref = "Lots of homes were ruined."
+    assert gives("The infrastructure wasn't great so lots of homes were ruined", ref)
+    assert not gives("The flood was bad but not so bad that lots of homes were ruined", "homes ruined")
+    assert gives("Not much is new other than the screenplay.", "screenplay")
+    assert gives("She hasn't painted since the move to Denver", "Denver")
+    assert gives("She didn't meet the woman who runs the pottery studio", "pottery studio")
+    assert not gives("She didn't visit the pottery studio", "pottery studio")
+
+
+def test_a_comma_then_a_sentence_adverb_opens_a_new_statement():
+    assert gives("We don't go often, usually only once or twice a year.", "once or twice a year")
+    assert not gives("We don't go camping, hiking or swimming", "camping, hiking, swimming")
+
+
+def test_idioms_that_assert():
+    assert gives("Can't wait to see your dance studio done!", "a dance studio")
+    assert gives("I still can't believe I won the video game tournament", "video game tournament")
+    assert not gives("I don't believe he won the video game tournament", "video game tournament")
+    assert gives("Why not share the love", "love")
+    assert gives("Nothing beats getting together for a good meal", "good meal")
+
+
+def test_a_verb_that_presupposes_what_follows():
+    assert gives("She didn't expect to win the poetry contest", "poetry contest")
+    assert gives("You'd never have thought you'd get a third turtle", "third turtle")
+    assert not gives("I don't think she got a third turtle", "third turtle")
