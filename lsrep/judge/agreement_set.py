@@ -6,7 +6,10 @@ labelled by a person, each with the outcome label a careful human gives
 and partial dates, numbers, durations, "X or Y" alternatives, lists in any order,
 abstention phrasings, revisions (stale, future, hedges holding the old and the new
 value), people, free text, yes/no and plain spans, with hard negatives in each
-(near-miss dates, the wrong person, the stale value, a coarser date).
+(near-miss dates, the wrong person, the stale value, a coarser date); judge v7 adds
+`negation` (`neg7-*`): denials of one item, of a list, of a dated event, hedged
+denials and hedged assertions, and what a negation must leave credited ("not only",
+"nothing but", "not X but Y", "never missed", a value marked past).
 
 `measure()` runs a judge over every item and reports how often its label equals
 the human one. `lsrep calibrate` reports it as the judge agreement.

@@ -6,6 +6,8 @@ as days, durations, "X or Y", lists in any order, yes/no, content words in a sho
 window); abstention by :func:`lsrep.judge.normalize.is_abstention`. v6: a reference that is a list
 (:mod:`lsrep.judge.lists`) is given only when every item is, in any order; extra items are allowed,
 and a superseded value among them is judged by the revision rules below (a hedge unless marked past).
+v7 (:mod:`lsrep.judge.negation`): a value the answer denies ("She never tried pottery", "no longer in
+Boston") is not given, whether it is the current, a superseded or a later version.
 
 Labels, in order:
 
@@ -35,7 +37,7 @@ __all__ = ["ABSTAIN_PATTERNS", "DETERMINISTIC_JUDGE", "DETERMINISTIC_VERSION", "
            "judge_deterministic", "mentions"]
 
 DETERMINISTIC_JUDGE = "deterministic"
-DETERMINISTIC_VERSION = "6"
+DETERMINISTIC_VERSION = "7"
 
 
 def normalise(text: str) -> str:

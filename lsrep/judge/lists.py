@@ -188,13 +188,14 @@ def _item_words(item: str) -> set[str]:
     return {t for t in normal_tokens(item) if t not in STOPWORDS and t not in PRONOUNS}
 
 
-def _head_agrees(answer_tokens: tuple[str, ...], head: str) -> bool:
+def _head_agrees(answer: str, head: str) -> bool:
     """The answer does not contradict a list's head: a word both hold is negated in both or in neither."""
-    from lsrep.judge.normalize import _NEGATIONS, _negated_words, normal_tokens
+    from lsrep.judge.negation import denied_words
+    from lsrep.judge.normalize import _NEGATIONS, normal_tokens
 
     head_tokens = normal_tokens(head)
-    shared = {t for t in head_tokens if t not in STOPWORDS and t not in _NEGATIONS} & set(answer_tokens)
-    return not shared or _negated_words(answer_tokens, shared) == _negated_words(head_tokens, shared)
+    shared = {t for t in head_tokens if t not in STOPWORDS and t not in _NEGATIONS} & set(normal_tokens(answer))
+    return not shared or denied_words(answer, shared) == denied_words(head, shared)
 
 
 def list_given(answer: str, shape: ListShape, question: str = "", _depth: int = 0,
@@ -227,7 +228,7 @@ def list_given(answer: str, shape: ListShape, question: str = "", _depth: int = 
             continue
         if not (len(words[k]) >= LONG_ITEM and own & answer_tokens and whole()):
             return False
-    return not shape.head or _head_agrees(normal_tokens(answer), shape.head)
+    return not shape.head or _head_agrees(answer, shape.head)
 
 
 _LIGHT_VERB = re.compile(r"^\s*(?:(?:have|has|had|having|do|does|did|doing)\s+|"

@@ -53,6 +53,15 @@ A reference counts as given when any of these holds, tried in order:
    making an impact"). v5: a negation followed by a subject pronoun is a question or its tag
    ("don't you think", "isn't it"), negating nothing.
 
+v7 (`lsrep.judge.negation`): a negation denies its clause, not only its first content word. A span
+(rule 1), a date (rule 2) or a list item (rule 5, item by item) is not given when every occurrence of
+it lies in a negation's scope: "She never tried pottery", "She never did pottery, camping, painting
+or swimming", "I don't think he went camping", "She didn't attend on May 7th, 2023". The scope ends at
+the clause: "She didn't like hiking, she loved pottery" gives pottery, as do "not only pottery but
+also painting", "nothing but pottery", "not Boston but Denver" (Denver), "never missed a yoga class"
+(a double negation: yoga), "I'm not sure, but I think he went camping". Rules 7 and 8 compare the
+shared words denied in answer and reference by the same scope.
+
 Abstention (`is_abstention`) is a phrase family found anywhere in an answer of any
 length: "I don't know", no information, never/not mentioned, not stated, cannot
 tell, "I don't have any information about ...", "X has never mentioned a brother".
@@ -66,8 +75,9 @@ from functools import lru_cache
 
 from lsrep.judge.lexicon import same_word
 from lsrep.judge.lists import SUBJECTS, list_given, list_shape, or_inside_item
+from lsrep.judge.negation import denied_at, denied_words, span_denied
 from lsrep.judge.owner import OWNER_PRONOUNS, other_owner, owner_span
-from lsrep.temporal import date_spans, whole_date
+from lsrep.temporal import _anchored, absolute_matches, date_spans, whole_date
 from lsrep.text import STOPWORDS, fold
 
 # -- abstention ---------------------------------------------------------------------------------
@@ -267,13 +277,16 @@ def _negated_words(tokens: tuple[str, ...], words: set[str]) -> set[str]:
     return out
 
 
-def _negation_agrees(answer_tokens: tuple[str, ...], ref_tokens: tuple[str, ...]) -> bool:
+def _negation_agrees(answer: str, reference: str, answer_tokens: tuple[str, ...],
+                     ref_tokens: tuple[str, ...]) -> bool:
     """The content words both share are negated in both or in neither ("not happy" is not "happy"); a
-    negation elsewhere in either ("... so your videos don't flop") leaves the shared words alone."""
+    negation elsewhere in either ("... so your videos don't flop") leaves the shared words alone.
+    v7: a word is negated when every occurrence of it lies in a negation's scope (its clause,
+    `lsrep.judge.negation`), not only when it is the first content word after the negation."""
     shared = {t for t in ref_tokens if t not in STOPWORDS and t not in _NEGATIONS} & set(answer_tokens)
     if not shared:
         return bool(_NEGATIONS & set(ref_tokens)) == bool(_NEGATIONS & set(answer_tokens))
-    return _negated_words(answer_tokens, shared) == _negated_words(ref_tokens, shared)
+    return denied_words(answer, shared) == denied_words(reference, shared)
 
 
 # -- durations ----------------------------------------------------------------------------------
@@ -377,18 +390,30 @@ _MEANS = re.compile(r"^\s*by\s+(?=[a-z]+ing\b)", re.I)
 """A reference "by dancing" names the means, "dancing"; the answer need not repeat "by"."""
 
 
-def _negated_at(answer_tokens: tuple[str, ...], ref_tokens: tuple[str, ...]) -> bool:
-    """Every occurrence of the reference span is directly negated ("not Sweden")."""
+def _negated_at(answer: str, answer_tokens: tuple[str, ...], ref_tokens: tuple[str, ...]) -> bool:
+    """Every occurrence of the reference span is denied: v7, it lies in a negation's scope ("She never
+    tried pottery", "never did pottery, camping or swimming"; `lsrep.judge.negation`); where the
+    clause-by-clause tokens do not hold the span, v6's reading: directly negated ("not Sweden")."""
+    denied = span_denied(answer, ref_tokens)
+    if denied is not None:
+        return denied
     n = len(ref_tokens)
     starts = [i for i in range(len(answer_tokens) - n + 1) if answer_tokens[i:i + n] == ref_tokens]
     return bool(starts) and all(i > 0 and answer_tokens[i - 1] in _NEGATIONS for i in starts)
+
+
+def _asserted_dates(answer: str) -> list:
+    """The dates an answer names (`lsrep.temporal.date_spans`) but those a negation denies (v7:
+    "She didn't attend on 7 May 2023" does not give 7 May 2023; "not in June but on 7 May" does)."""
+    return [rel[1] if (rel := _anchored(answer[max(0, start - 40):start], span)) else span
+            for start, end, span in absolute_matches(answer) if not denied_at(answer, start, end)]
 
 
 def gives(answer: str, reference: str, question: str = "", _depth: int = 0) -> bool:
     """The answer gives this reference text (see the module docstring for the rules, in order)."""
     ans_tokens = normal_tokens(answer)
     full = normal_tokens(reference)
-    if full and span_in(ans_tokens, full) and not _negated_at(ans_tokens, full):
+    if full and span_in(ans_tokens, full) and not _negated_at(answer, ans_tokens, full):
         return True
     reference = _MEANS.sub("", _subject_free(reference, question))
     ref_tokens = normal_tokens(reference)
@@ -396,7 +421,7 @@ def gives(answer: str, reference: str, question: str = "", _depth: int = 0) -> b
         return False
     if span_in(ans_tokens, ref_tokens):
         lead = full[0] if full and full[0] in OWNER_PRONOUNS and full[1:] == ref_tokens else None
-        return not _negated_at(ans_tokens, ref_tokens) and not (lead and other_owner(ans_tokens, ref_tokens, lead))
+        return not _negated_at(answer, ans_tokens, ref_tokens) and not (lead and other_owner(ans_tokens, ref_tokens, lead))
     if owner_span(ans_tokens, ref_tokens):
         return True  # "for his business" given by "for Jon's biz" (v5: lsrep.judge.owner)
     if (len(ref_tokens) > 1 and ref_tokens[-1] == _AGO and span_in(ans_tokens, (*ref_tokens[:-1], _BEFORE))
@@ -406,7 +431,7 @@ def gives(answer: str, reference: str, question: str = "", _depth: int = 0) -> b
         return False  # "three years ago" is a time: only the span or the anchored form gives it, not word overlap
     ref_date = whole_date(reference)
     if ref_date is not None:
-        return any(d.within(ref_date) for d in date_spans(answer))
+        return any(d.within(ref_date) for d in _asserted_dates(answer))
     ref_durations = whole_duration(reference)
     if ref_durations:
         return bool(ref_durations & durations(answer))
@@ -421,13 +446,15 @@ def gives(answer: str, reference: str, question: str = "", _depth: int = 0) -> b
         return any(gives(answer, a, question, _depth + 1) for a in alts)
     if shape:  # v6: a list is given in no other way
         return list_given(answer, shape, question, _depth,
-                          as_text=lambda: _free_text(ans_tokens, reference, ref_tokens, question))
-    return _free_text(ans_tokens, reference, ref_tokens, question)
+                          as_text=lambda: _free_text(answer, ans_tokens, reference, ref_tokens, question))
+    return _free_text(answer, ans_tokens, reference, ref_tokens, question)
 
 
-def _free_text(ans_tokens: tuple[str, ...], reference: str, ref_tokens: tuple[str, ...], question: str) -> bool:
+def _free_text(answer: str, ans_tokens: tuple[str, ...], reference: str, ref_tokens: tuple[str, ...],
+               question: str) -> bool:
     """Rules 7 and 8: content words in a window, or coverage; negation and numbers agreeing."""
-    if not _negation_agrees(ans_tokens, ref_tokens) or not numbers_agree(ans_tokens, ref_tokens):
+    if (not _negation_agrees(answer, reference, ans_tokens, ref_tokens)
+            or not numbers_agree(ans_tokens, ref_tokens)):
         return False
     asked = frozenset(normal_tokens(question)) if question else frozenset()
     if words_within(ans_tokens, ref_tokens):

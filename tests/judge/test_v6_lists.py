@@ -7,16 +7,12 @@ from __future__ import annotations
 
 import pytest
 
-from lsrep.judge.deterministic import DETERMINISTIC_VERSION, judge_deterministic
+from lsrep.judge.deterministic import judge_deterministic
 from lsrep.judge.lists import list_shape
 from lsrep.judge.normalize import gives, list_items
 from lsrep.judge.verdict import JudgeCase, VersionView
 
 ADVICE = "build relationships with customers, create a strong brand image, stay positive"
-
-
-def test_the_judge_is_v6():
-    assert DETERMINISTIC_VERSION == "6"
 
 
 def test_a_list_of_phrases_needs_every_item_in_any_order():
