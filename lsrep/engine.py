@@ -38,7 +38,6 @@ from lsrep.harness import CallLog, Guarded, validate_condition
 from lsrep.host import open_adapter
 from lsrep.host.wire import HostError
 from lsrep.judge.campaign import call_row
-from lsrep.judge.deterministic import judge_deterministic
 from lsrep.memory_model.accounting import ingest_row
 from lsrep.plan import (
     CheckpointStep,
@@ -52,6 +51,7 @@ from lsrep.protocol.models import Probe
 from lsrep.provenance import TurnIndex
 from lsrep.text import estimate_tokens
 from lsrep.unit import UnitResult, UnitTask, unit_seed  # noqa: F401  (re-exported: executors import them from here)
+from lsrep.verdicts import deterministic_judgement  # noqa: F401  (re-exported)
 
 
 class _Replay:
@@ -94,6 +94,8 @@ class _Replay:
         self._last_context: ContextRows | None = None
         self._last_returned: tuple[tuple[Fragment, ...], int] | None = None
         self.judgements: list[dict[str, Any]] = []
+        self.verdicts: dict[tuple, dict[str, Any]] = {}
+        """The deterministic judge's verdicts of this unit (`lsrep.verdicts`)."""
         self.maintenance: list[dict[str, Any]] = []
         self.llm_calls: list[dict[str, Any]] = []
         self.aborted: str | None = None
@@ -406,7 +408,7 @@ class _Replay:
         if row["error"] is not None:
             row["status"] = "error"
         self.observations.append(row)
-        self.judgements.append(deterministic_judgement(row))
+        self.judgements.append(deterministic_judgement(row, self.verdicts))
 
     def _error_rows(self, step: CheckpointStep, reason: str) -> None:
         self.deferred.flush()
@@ -432,31 +434,6 @@ class _Replay:
             "adapter_logs": [{"run_id": task.run_id, "unit_id": task.unit_id, "condition": task.condition, **r}
                              for r in getattr(self.guard.adapter, "host_diagnostics", ())],
         })
-
-
-def deterministic_judgement(row: dict[str, Any]) -> dict[str, Any]:
-    """The deterministic judge's row for an observation row (which carries its expectation)."""
-    from lsrep.judge.campaign import case_from_row
-    from lsrep.judge.deterministic import (
-        DETERMINISTIC_JUDGE,
-        DETERMINISTIC_VERSION,
-        best_f1,
-        exact_match,
-    )
-
-    base = {
-        "obs_id": row["obs_id"], "judge": DETERMINISTIC_JUDGE, "run_id": row["run_id"],
-        "judge_version": DETERMINISTIC_VERSION, "prompt_digest": None, "passes": None, "agreement": None,
-        "rationale": None, "rubric": None, "status": "ok", "error": None,
-    }
-    if row["status"] == "error" or row["answer"] is None:
-        return {**base, "outcome": "error", "correct": 0, "exact": 0, "f1": None}
-    case = case_from_row(row)
-    verdict = judge_deterministic(case)
-    return {
-        **base, "outcome": verdict.outcome, "correct": int(verdict.correct),
-        "exact": int(exact_match(case.answer, case.in_force)), "f1": best_f1(case.answer, case.in_force),
-    }
 
 
 def run_unit(task: UnitTask) -> UnitResult:
