@@ -50,7 +50,7 @@ from lsrep.prefix_hash import prefix_hashes, turn_digest
 from lsrep.protocol.models import Probe
 from lsrep.provenance import TurnIndex
 from lsrep.text import estimate_tokens
-from lsrep.unit import UnitResult, UnitTask, unit_seed  # noqa: F401  (re-exported: executors import them from here)
+from lsrep.unit import UnitResult, UnitTask, replaying, unit_seed  # noqa: F401  (re-exported: executors import them from here)
 from lsrep.verdicts import deterministic_judgement  # noqa: F401  (re-exported)
 
 
@@ -395,9 +395,10 @@ class _Replay:
             for mech in frag.mechanisms:
                 if mech not in passes:
                     by_mechanism.setdefault(mech, []).extend(frag.source_turn_ids)
-        # Built by the harness from validated fragments: no second validation per probe.
+        # Built by the harness from validated fragments: no second validation per probe. `params` is
+        # given (its default, a new dict): a default factory costs pydantic a signature inspection per event.
         return tuple(FidelityEvent.model_construct(mechanism=mech, stage="in_prompt", count=len(ids),
-                                                   source_turn_ids=tuple(dict.fromkeys(ids)))
+                                                   source_turn_ids=tuple(dict.fromkeys(ids)), params={})
                      for mech, ids in sorted(by_mechanism.items()))
 
     @functools.cached_property
@@ -450,7 +451,8 @@ def run_unit(task: UnitTask) -> UnitResult:
             from lsrep.executors.local import crashed_unit
 
             return crashed_unit(task, exc)
-        replay.run()
+        with replaying():
+            replay.run()
         return replay.result(time.perf_counter() - start)
     finally:
         if replay is not None and hasattr(replay.guard.adapter, "terminate"):
