@@ -83,7 +83,7 @@ _gc_lock = threading.Lock()
 
 @contextmanager
 def replaying() -> Iterator[None]:
-    """Fewer full collections while a unit replays (issue #20): a unit's rows, the memos and the turn
+    """Fewer full collections while a unit replays or its rows are written (issue #20): a unit's rows, the memos and the turn
     index survive the young generations, so CPython's default examined the whole heap (100-150k
     objects) seven times in LoCoMo conv-26 under vector-RAG, 0.4 CPU s of 4.9. The young generations
     are collected as before, so garbage cycles that die young (as a call's do) are freed as before;

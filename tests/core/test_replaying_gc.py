@@ -65,7 +65,7 @@ def test_units_in_threads_and_a_failing_unit():
     assert gc.get_threshold() == (700, 10, 10)
 
 
-def test_the_engine_replays_under_it(tmp_path, monkeypatch):
+def test_the_engine_replays_and_the_driver_writes_under_it(tmp_path, monkeypatch):
     import shutil
     from pathlib import Path
 
@@ -73,18 +73,25 @@ def test_the_engine_replays_under_it(tmp_path, monkeypatch):
     from lsrep.runner import run_campaign
 
     repo = Path(__file__).resolve().parents[2]
-    seen = []
-    plain = engine._Replay.run
+    from lsrep.store import RunStore
+
+    seen, written = [], []
+    plain, write = engine._Replay.run, RunStore.write_unit
 
     def run(self):
         seen.append(gc.get_threshold())
         return plain(self)
 
+    def write_unit(self, unit, tables):
+        written.append(gc.get_threshold())
+        return write(self, unit, tables)
+
     monkeypatch.setattr(engine._Replay, "run", run)
+    monkeypatch.setattr(RunStore, "write_unit", write_unit)
     shutil.copytree(repo / "campaigns" / "quickstart", tmp_path / "campaigns" / "quickstart")
     shutil.copytree(repo / "schedules", tmp_path / "schedules")
     path = tmp_path / "campaigns" / "q.toml"
     path.write_text((repo / "campaigns" / "quickstart.toml").read_text())
     run_campaign(path, fresh=True, store_path=tmp_path / "s.sqlite", conditions=["null"], adapter_host="in-process")
-    assert seen == [(700, 10, FULL_COLLECTION_EVERY)]
+    assert seen == written == [(700, 10, FULL_COLLECTION_EVERY)]
     assert gc.get_threshold() == (700, 10, 10)
