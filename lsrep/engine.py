@@ -455,7 +455,15 @@ def run_unit(task: UnitTask) -> UnitResult:
             replay.run()
         return replay.result(time.perf_counter() - start)
     finally:
-        if replay is not None and hasattr(replay.guard.adapter, "terminate"):
-            replay.guard.adapter.terminate()
+        if replay is not None:
+            if hasattr(replay.guard.adapter, "terminate"):
+                replay.guard.adapter.terminate()
+            # The replay and its turn index refer to themselves (the deferred conclusions, the memory
+            # relay's `where`, the index's per-turn views): their state goes now, not at the next full
+            # collection (fewer of them while units replay: `lsrep.unit.replaying`). Both are this unit's.
+            index = replay._provenance
+            if index.done() and index.exception() is None:
+                vars(index.result()).clear()
+            vars(replay).clear()
         if state_dir is not None:
             shutil.rmtree(state_dir, ignore_errors=True)

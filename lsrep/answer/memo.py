@@ -96,7 +96,7 @@ def disabled() -> Iterator[None]:
 
 class Sentence(NamedTuple):
     """One sentence of a call's context: its text, its line, its date, its speaker and its position.
-    (A named tuple: a call builds one per sentence of its context, 170k in a LoCoMo conversation.)"""
+    (A named tuple: a call builds one per sentence of its context, 203,444 in LoCoMo conv-26 under vector-RAG.)"""
 
     text: str
     line: str

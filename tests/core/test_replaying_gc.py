@@ -95,3 +95,38 @@ def test_the_engine_replays_and_the_driver_writes_under_it(tmp_path, monkeypatch
     run_campaign(path, fresh=True, store_path=tmp_path / "s.sqlite", conditions=["null"], adapter_host="in-process")
     assert seen == written == [(700, 10, FULL_COLLECTION_EVERY)]
     assert gc.get_threshold() == (700, 10, 10)
+
+
+def test_a_units_state_is_freed_when_it_ends_without_a_collection(tmp_path, monkeypatch):
+    """The replay and its turn index refer to themselves; with full collections rarer while units
+    replay, the engine empties both when a unit ends, so its rows and index go then (here with the
+    collector off throughout), not at the next full collection."""
+    import shutil
+    import weakref
+    from pathlib import Path
+
+    import lsrep.engine as engine
+    from lsrep.runner import run_campaign
+
+    repo = Path(__file__).resolve().parents[2]
+    refs = []
+    plain = engine._Replay.run
+
+    def run(self):
+        plain(self)
+        refs.extend([weakref.ref(self.fragments), weakref.ref(self.provenance)])
+
+    monkeypatch.setattr(engine._Replay, "run", run)
+    shutil.copytree(repo / "campaigns" / "quickstart", tmp_path / "campaigns" / "quickstart")
+    shutil.copytree(repo / "schedules", tmp_path / "schedules")
+    path = tmp_path / "campaigns" / "q.toml"
+    path.write_text((repo / "campaigns" / "quickstart.toml").read_text())
+    gc.collect()
+    gc.disable()
+    try:
+        run_campaign(path, fresh=True, store_path=tmp_path / "s.sqlite", conditions=["vector-rag"],
+                     adapter_host="in-process")
+        assert len(refs) == 2
+        assert [r() for r in refs] == [None, None]
+    finally:
+        gc.enable()
