@@ -83,13 +83,15 @@ _gc_lock = threading.Lock()
 
 @contextmanager
 def replaying() -> Iterator[None]:
-    """Fewer full collections while a unit replays or its rows are written (issue #20): a unit's rows, the memos and the turn
-    index survive the young generations, so CPython's default examined the whole heap (100-150k
-    objects) seven times in LoCoMo conv-26 under vector-RAG, 0.4 CPU s of 4.9. The young generations
-    are collected as before, so garbage cycles that die young (as a call's do) are freed as before;
-    only cycles that outlive two collections wait longer. Nothing a unit computes depends on when
-    the collector runs. Units replaying in threads share one setting: the first raises it, the last
-    puts back what it found."""
+    """Fewer full collections while a unit replays or its rows are written (issue #20).
+
+    A unit's rows, the memos and the turn index survive the young generations, so CPython's default
+    examined the whole heap (100-150k objects) seven times in LoCoMo conv-26 under vector-RAG, 0.4
+    CPU s of 4.9. The young generations are collected as before, so garbage cycles that die young
+    (as a call's do) are freed as before; only cycles that outlive two collections wait longer (the
+    engine empties a finished unit's replay and turn index, which refer to themselves, so they go at
+    once). Nothing a unit computes depends on when the collector runs. Units replaying in threads
+    share one setting: the first raises it, the last puts back what it found."""
     global _replaying, _saved_threshold
     with _gc_lock:
         if _replaying == 0:

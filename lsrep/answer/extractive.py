@@ -435,7 +435,7 @@ def _clause(text: str, shared: frozenset[str], avoid: frozenset[str] = frozenset
     return out
 
 
-class Asked(NamedTuple):
+class QuestionView(NamedTuple):
     """What the reader reads of the question alone (`_question`)."""
 
     wanted: frozenset[str]
@@ -443,14 +443,14 @@ class Asked(NamedTuple):
     avoid: frozenset[str]
     """The words of what the question sets aside ("besides X")."""
     listing: bool
-    head: tuple[str, ...] | frozenset[str]
+    head: frozenset[str]
     """The noun a what/which question asks about, among `wanted` ("what kind of event")."""
     both: bool
     """It asks what two people have in common."""
 
 
 @memoised(1 << 12)
-def _question(question: str) -> Asked:
+def _question(question: str) -> QuestionView:
     """Once per question, not per call: a function of the question alone."""
     wanted = keys(question) - QUESTION_WORDS
     kind = question_type(question)
@@ -460,7 +460,7 @@ def _question(question: str) -> Asked:
     listing = asks_for_list(question) and not asks_feeling(question) and kind in ("other", "place", "person", "org", *CATEGORY_KINDS)
     head = _HEAD.match(question)
     both = bool(kind == "other" and _BOTH.search(question) and not _YES_NO.match(question))
-    return Asked(wanted, kind, avoid, listing, keys(head.group(1)) & wanted if head else (), both)
+    return QuestionView(wanted, kind, avoid, listing, keys(head.group(1)) & wanted if head else frozenset(), both)
 
 
 @per_sentence
