@@ -21,7 +21,8 @@ another is charged to the inner one). Phases:
 
 It prints, per condition, CPU seconds by phase (median over repeats) with min/median/max of the
 total and of the harness share (everything but `adapter`), with and without the `answer` phase
-(the offline reader), then the null / condition CPU ratio.
+(the offline reader), then the null / condition CPU ratio. The cyclic garbage collector's CPU time
+(this thread) is printed beside the phases: it is charged to whichever phase it interrupted.
 The default out-of-process host adds the wire (encoding each call and its events) on top: compare
 with `benchmarks/replay_scaling.py`, which counts the host process too.
 """
@@ -30,9 +31,11 @@ from __future__ import annotations
 
 import argparse
 import functools
+import gc
 import os
 import statistics
 import tempfile
+import threading
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -93,8 +96,9 @@ def measure(campaign: Path, condition: str, trajectories: list[str] | None) -> d
     clock.wrap(engine, "deterministic_judgement", "judge")
     clock.wrap(RunStore, "write_unit", "store write")
     clock.wrap(preflight, "prepare_run", "preflight")
+    collecting = _GcClock()
     try:
-        with tempfile.TemporaryDirectory(prefix="lsrep-share-") as tmp:
+        with tempfile.TemporaryDirectory(prefix="lsrep-share-") as tmp, collecting:
             started = time.thread_time()
             runner.run_campaign(campaign, fresh=True, store_path=Path(tmp) / "store.sqlite",
                                 conditions=[condition], trajectories=trajectories, adapter_host="in-process")
@@ -104,7 +108,32 @@ def measure(campaign: Path, condition: str, trajectories: list[str] | None) -> d
     phases = dict(clock.totals)
     phases["other"] = total - sum(phases.values())
     phases["total"] = total
+    phases["gc"] = collecting.total
     return phases
+
+
+class _GcClock:
+    """CPU time of this thread in the cyclic garbage collector (charged to the phases it interrupts;
+    reported beside them, not as a phase)."""
+
+    def __init__(self) -> None:
+        self.total, self._start, self._thread = 0.0, None, threading.get_ident()
+
+    def __call__(self, phase: str, info: dict) -> None:
+        if threading.get_ident() != self._thread:
+            return
+        if phase == "start":
+            self._start = time.thread_time()
+        elif self._start is not None:
+            self.total += time.thread_time() - self._start
+            self._start = None
+
+    def __enter__(self) -> _GcClock:
+        gc.callbacks.append(self)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        gc.callbacks.remove(self)
 
 
 def spread(values: list[float], fmt: str) -> str:
@@ -140,6 +169,8 @@ def main() -> None:
             med = statistics.median(r.get(phase, 0.0) for r in runs)
             share = statistics.median(r.get(phase, 0.0) / r["total"] for r in runs)
             print(f"   {phase:<14} {med:8.2f} s  {share:6.1%}")
+        print(f"   (cyclic garbage collection, charged to the phases above: "
+              f"{statistics.median(r['gc'] for r in runs):.2f} s)")
     if "null" in totals:
         for cond in args.conditions:
             if cond != "null":

@@ -38,7 +38,6 @@ from lsrep.harness import CallLog, Guarded, validate_condition
 from lsrep.host import open_adapter
 from lsrep.host.wire import HostError
 from lsrep.judge.campaign import call_row
-from lsrep.judge.deterministic import judge_deterministic
 from lsrep.memory_model.accounting import ingest_row
 from lsrep.plan import (
     CheckpointStep,
@@ -51,7 +50,8 @@ from lsrep.prefix_hash import prefix_hashes, turn_digest
 from lsrep.protocol.models import Probe
 from lsrep.provenance import TurnIndex
 from lsrep.text import estimate_tokens
-from lsrep.unit import UnitResult, UnitTask, unit_seed  # noqa: F401  (re-exported: executors import them from here)
+from lsrep.unit import UnitResult, UnitTask, replaying, unit_seed  # noqa: F401  (re-exported: executors import them from here)
+from lsrep.verdicts import deterministic_judgement  # noqa: F401  (re-exported)
 
 
 class _Replay:
@@ -94,6 +94,8 @@ class _Replay:
         self._last_context: ContextRows | None = None
         self._last_returned: tuple[tuple[Fragment, ...], int] | None = None
         self.judgements: list[dict[str, Any]] = []
+        self.verdicts: dict[tuple, dict[str, Any]] = {}
+        """The deterministic judge's verdicts of this unit (`lsrep.verdicts`)."""
         self.maintenance: list[dict[str, Any]] = []
         self.llm_calls: list[dict[str, Any]] = []
         self.aborted: str | None = None
@@ -393,9 +395,10 @@ class _Replay:
             for mech in frag.mechanisms:
                 if mech not in passes:
                     by_mechanism.setdefault(mech, []).extend(frag.source_turn_ids)
-        # Built by the harness from validated fragments: no second validation per probe.
+        # Built by the harness from validated fragments: no second validation per probe. `params` is
+        # given (its default, a new dict): a default factory costs pydantic a signature inspection per event.
         return tuple(FidelityEvent.model_construct(mechanism=mech, stage="in_prompt", count=len(ids),
-                                                   source_turn_ids=tuple(dict.fromkeys(ids)))
+                                                   source_turn_ids=tuple(dict.fromkeys(ids)), params={})
                      for mech, ids in sorted(by_mechanism.items()))
 
     @functools.cached_property
@@ -406,7 +409,7 @@ class _Replay:
         if row["error"] is not None:
             row["status"] = "error"
         self.observations.append(row)
-        self.judgements.append(deterministic_judgement(row))
+        self.judgements.append(deterministic_judgement(row, self.verdicts))
 
     def _error_rows(self, step: CheckpointStep, reason: str) -> None:
         self.deferred.flush()
@@ -434,31 +437,6 @@ class _Replay:
         })
 
 
-def deterministic_judgement(row: dict[str, Any]) -> dict[str, Any]:
-    """The deterministic judge's row for an observation row (which carries its expectation)."""
-    from lsrep.judge.campaign import case_from_row
-    from lsrep.judge.deterministic import (
-        DETERMINISTIC_JUDGE,
-        DETERMINISTIC_VERSION,
-        best_f1,
-        exact_match,
-    )
-
-    base = {
-        "obs_id": row["obs_id"], "judge": DETERMINISTIC_JUDGE, "run_id": row["run_id"],
-        "judge_version": DETERMINISTIC_VERSION, "prompt_digest": None, "passes": None, "agreement": None,
-        "rationale": None, "rubric": None, "status": "ok", "error": None,
-    }
-    if row["status"] == "error" or row["answer"] is None:
-        return {**base, "outcome": "error", "correct": 0, "exact": 0, "f1": None}
-    case = case_from_row(row)
-    verdict = judge_deterministic(case)
-    return {
-        **base, "outcome": verdict.outcome, "correct": int(verdict.correct),
-        "exact": int(exact_match(case.answer, case.in_force)), "f1": best_f1(case.answer, case.in_force),
-    }
-
-
 def run_unit(task: UnitTask) -> UnitResult:
     """Replay one unit in a private state directory and return its rows."""
     start = time.perf_counter()
@@ -473,10 +451,19 @@ def run_unit(task: UnitTask) -> UnitResult:
             from lsrep.executors.local import crashed_unit
 
             return crashed_unit(task, exc)
-        replay.run()
+        with replaying():
+            replay.run()
         return replay.result(time.perf_counter() - start)
     finally:
-        if replay is not None and hasattr(replay.guard.adapter, "terminate"):
-            replay.guard.adapter.terminate()
+        if replay is not None:
+            if hasattr(replay.guard.adapter, "terminate"):
+                replay.guard.adapter.terminate()
+            # The replay and its turn index refer to themselves (the deferred conclusions, the memory
+            # relay's `where`, the index's per-turn views): their state goes now, not at the next full
+            # collection (fewer of them while units replay: `lsrep.unit.replaying`). Both are this unit's.
+            index = replay._provenance
+            if index.done() and index.exception() is None:
+                vars(index.result()).clear()
+            vars(replay).clear()
         if state_dir is not None:
             shutil.rmtree(state_dir, ignore_errors=True)

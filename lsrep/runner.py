@@ -35,7 +35,7 @@ from lsrep.protocol.campaign import LoadedCampaign
 from lsrep.protocol.loading import load_probes, load_trajectory
 from lsrep.protocol.models import ProbeSet, Trajectory
 from lsrep.store import RunStore
-from lsrep.unit import unit_seed
+from lsrep.unit import replaying, unit_seed
 
 
 @dataclass(frozen=True)
@@ -331,7 +331,8 @@ def run_campaign(path: Path | str, *, executor: Executor | None = None, progress
                 for result in executor.run(tasks):
                     if judges:
                         judge_unit_tables(result.tables, judges)
-                    store.write_unit(result.unit, result.tables)
+                    with replaying():  # the unit's rows are as long-lived as its replay's
+                        store.write_unit(result.unit, result.tables)
                     failed += result.unit["status"] == "failed"
                     bar.unit_done(result)
             finally:

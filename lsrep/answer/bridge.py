@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from lsrep.answer.memo import memoised
 from lsrep.answer.words import keys
 
 _APPOSITIVE = re.compile(r"\b((?:my|our)\s+(?:[a-z]+\s+){0,2}[a-z]+),\s+((?:[A-Z][\w'’-]*)(?:\s+(?:of\s+)?[A-Z][\w'’-]*)*)")
@@ -31,12 +32,21 @@ def named_in(lines: Iterable[str], speakers: frozenset[str]) -> dict[str, str]:
     holds the matching forms (`keys`) of the speakers' names."""
     out: dict[str, str] = {}
     for line in lines:
-        for m in _APPOSITIVE.finditer(line):
-            name = m.group(2)
-            if _CALENDAR.match(name.split()[0]) or keys(name.split()[0]) & speakers:
-                continue
-            out.setdefault(m.group(1).lower(), name)
+        for phrase, name in _named_in_line(line, speakers):
+            out.setdefault(phrase, name)
     return out
+
+
+@memoised(1 << 14)
+def _named_in_line(line: str, speakers: frozenset[str]) -> tuple[tuple[str, str], ...]:
+    """(phrase, name) of each naming in one line, in order (the same lines come back call after call)."""
+    out = []
+    for m in _APPOSITIVE.finditer(line):
+        name = m.group(2)
+        if _CALENDAR.match(name.split()[0]) or keys(name.split()[0]) & speakers:
+            continue
+        out.append((m.group(1).lower(), name))
+    return tuple(out)
 
 
 def with_names(text: str, names: dict[str, str]) -> str:

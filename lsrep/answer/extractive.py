@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from operator import attrgetter
+from typing import NamedTuple
 
 from lsrep.answer.asking import answered_by, asks
 from lsrep.answer.bridge import named_in, with_names
@@ -24,7 +25,7 @@ from lsrep.answer.entities import CAPITALISED, names_in, organisation_in, place_
 from lsrep.answer.feeling import asks_feeling, feeling_sentence, feeling_words
 from lsrep.answer.kinds import question_type
 from lsrep.answer.lists import LIST_SHARE, asks_for_list, list_of
-from lsrep.answer.memo import Sentence, context, per_sentence, question_matches, witnesses
+from lsrep.answer.memo import Sentence, context, memoised, per_sentence, question_matches, witnesses
 from lsrep.answer.memo import fragment_sentences as fragment_sentences  # re-exported
 from lsrep.answer.polarity import unstated
 from lsrep.answer.related import matched, related
@@ -119,22 +120,16 @@ class ExtractiveAnswerer:
         # back against mostly the same fragments; everything across sentences is computed here.
         ctx = context(tuple(map(_TEXT, fragments)), today)
         sentences, bags, names = ctx.sentences, ctx.bags, ctx.names
-        wanted = keys(question) - QUESTION_WORDS
+        wanted, kind, avoid, listing, head, both = _question(question)
         need = max(1, min(self.min_overlap, len(wanted)))
         if not sentences or not wanted:
             return ABSTAIN_TEXT
-        kind = question_type(question)
-        beside = _BESIDES.search(question)
-        avoid = keys(beside.group(1)) - QUESTION_WORDS if beside else frozenset()
-        kind = (category_kind(question) or kind) if kind == "other" else kind
-        listing = asks_for_list(question) and not asks_feeling(question) and kind in ("other", "place", "person", "org", *CATEGORY_KINDS)
         hits, lines, df, found = question_matches(ctx, wanted)  # as `matched`, by sentence and by line
         n = len(sentences)
         weight = {t: math.log(1 + n / (1 + df.get(t, 0))) for t in wanted}
-        head = _HEAD.match(question)
-        for t in keys(head.group(1)) & wanted if head else ():
+        for t in head:
             weight[t] *= HEAD_WEIGHT  # "What kind of event ...": the sentence naming an event answers
-        if kind == "other" and _BOTH.search(question) and not _YES_NO.match(question):
+        if both:
             common = _in_common(question, sentences, bags, wanted, names)
             if common is not None:
                 return common
@@ -438,6 +433,34 @@ def _clause(text: str, shared: frozenset[str], avoid: frozenset[str] = frozenset
     elif len(keys(out) - shared) < THIN_CLAUSE and i > 0:
         out = f"{clauses[i - 1]}, {out}"  # the last clause only repeats it: the one before answers
     return out
+
+
+class QuestionView(NamedTuple):
+    """What the reader reads of the question alone (`_question`)."""
+
+    wanted: frozenset[str]
+    kind: str
+    avoid: frozenset[str]
+    """The words of what the question sets aside ("besides X")."""
+    listing: bool
+    head: frozenset[str]
+    """The noun a what/which question asks about, among `wanted` ("what kind of event")."""
+    both: bool
+    """It asks what two people have in common."""
+
+
+@memoised(1 << 12)
+def _question(question: str) -> QuestionView:
+    """Once per question, not per call: a function of the question alone."""
+    wanted = keys(question) - QUESTION_WORDS
+    kind = question_type(question)
+    beside = _BESIDES.search(question)
+    avoid = keys(beside.group(1)) - QUESTION_WORDS if beside else frozenset()
+    kind = (category_kind(question) or kind) if kind == "other" else kind
+    listing = asks_for_list(question) and not asks_feeling(question) and kind in ("other", "place", "person", "org", *CATEGORY_KINDS)
+    head = _HEAD.match(question)
+    both = bool(kind == "other" and _BOTH.search(question) and not _YES_NO.match(question))
+    return QuestionView(wanted, kind, avoid, listing, keys(head.group(1)) & wanted if head else frozenset(), both)
 
 
 @per_sentence

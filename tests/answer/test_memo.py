@@ -37,8 +37,10 @@ Call = tuple[str, tuple[str, ...], datetime]
 @pytest.fixture
 def trace(monkeypatch):
     """Record each cross-sentence rule call of the answerer: every function of `extractive`'s namespace
-    from `lsrep.answer` but those run inside memoised per-sentence work (they run only on a miss)."""
-    inside = set(inspect.unwrap(_typed_span).__code__.co_names) | {"_typed_span"}
+    from `lsrep.answer` but those run inside memoised per-sentence or per-question work (they run only
+    on a miss)."""
+    inside = {name for fn in (_typed_span, extractive._question) for name in inspect.unwrap(fn).__code__.co_names}
+    inside |= {"_typed_span", "_question"}
     calls: list[tuple[str, str]] = []
     rules = [name for name, fn in vars(extractive).items()
              if inspect.isfunction(fn) and fn.__module__.startswith("lsrep.answer") and fn.__module__ != memo.__name__
