@@ -240,7 +240,8 @@ class Host:
         _prime_embedder(self.instances[message["instance"]], message["calls"])
         done = 0
         # The one hook's clock held over the batch's calls where it can be (`clock.HeldClock`).
-        held = getattr(CALL_HOOKS[0], "held", None)() if len(CALL_HOOKS) == 1 else None
+        keeps = getattr(CALL_HOOKS[0], "held", None) if len(CALL_HOOKS) == 1 else None
+        held = keeps() if keeps is not None else None
         try:
             for call in message["calls"]:
                 reply = self._call(message["instance"], call, held)

@@ -6,6 +6,8 @@ import json
 import re
 from datetime import UTC, date, datetime
 
+import pytest
+
 from lsrep.conformance import run_conformance
 from lsrep.contract import ReplayTurn
 from lsrep.executors.local import InProcessExecutor
@@ -178,10 +180,10 @@ def _trace_calls():
     return calls
 
 
-def _traced(batched: bool) -> list[str]:
+def _traced(batched: bool, clock: bool | str = True) -> list[str]:
     cls, _ = validate_condition(TRACE, {}, (), "c")
     adapter = open_hosted(cls, {}, disable=(), retrieval_budget=None, embedder=None, llm=None, seed=0,
-                          hooks=hooks(True))
+                          hooks=hooks(clock))
     calls = _trace_calls()
     try:
         adapter.reset(conversation_id="c", now=THEN)
@@ -235,3 +237,29 @@ def test_a_batch_starts_one_travel_while_its_nows_are_in_utc_and_then_gives_the_
     assert not time_machine.traveller_stack  # stopped with the batch: the machine's clock again
     assert abs(time.time() - datetime.now(UTC).timestamp()) < 5 and time.time() > THEN.timestamp() + 10**8
     assert [json.loads(r)[1] for r in adapter.reads] == [int(c[2]["now"].timestamp() * 10**6) * 1000 for c in utc]
+
+
+@pytest.mark.parametrize("clock", ["ticking", False])
+def test_a_batch_under_a_ticking_or_no_clock_runs_each_call_as_before(clock, monkeypatch):
+    """Only the frozen clock is held over a batch; a ticking one starts at each call's `now` and
+    runs, and with none the machine's clock is read, batched or not (and the batch is answered
+    as a batch: no call is sent again one by one)."""
+    from datetime import timedelta
+
+    from lsrep.host import client
+
+    sent = []
+    real = client.HostProcess.exchange
+    monkeypatch.setattr(client.HostProcess, "exchange", lambda self, message, *a, **k: sent.append(
+        (message["op"], message.get("method"))) or real(self, message, *a, **k))
+    for batched in (False, True):
+        sent.clear()
+        reads = [json.loads(r) for r in _traced(batched, clock)]
+        assert len(reads) == 14
+        assert (("call", "ingest") in sent) is not batched and (("batch", None) in sent) is batched
+        for (_, _, kwargs), read in zip(_trace_calls(), reads, strict=True):
+            at = datetime.fromisoformat(read[4])
+            if clock:
+                assert kwargs["now"] <= at < kwargs["now"] + timedelta(seconds=30)
+            else:
+                assert abs(at - datetime.now(UTC)) < timedelta(minutes=10)
