@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from itertools import chain
+from itertools import chain, groupby
 
 SET_MIN_POSTINGS = 64
 """An n-gram whose rarest word is said in more turns than this is looked up through the words'
@@ -38,8 +38,8 @@ class NgramPostings(Mapping):
         self.texts = ["\n".join([f" {' '.join(seg)} " for seg in turn]) for turn in segs]
         self._longer: dict[tuple[str, ...], list[int]] = {}
         self._word_sets: dict[str, frozenset[int]] = {}
-        self.eager_cost = sum(len(seg) - n + 1 for turn in segs for seg in turn for n in range(2, size + 1)
-                              if len(seg) >= n)
+        self.eager_cost = sum((k - n + 1) * c for k, c in _length_counts(segs) for n in range(2, min(size, k) + 1))
+        # (summed per segment length: a trajectory's thousands of segments have a few dozen lengths)
         """The n-grams (n = 2..size) said in all turns, counted with repeats: the work of posting
         every one of them at once."""
         self.checks = 0
@@ -137,3 +137,8 @@ class NgramPostings(Mapping):
 
     def unigram_postings(self) -> dict[tuple[str], list[int]]:
         return {(tok,): where for tok, where in self.unigrams.items()}
+
+
+def _length_counts(segs: Sequence[tuple[tuple[str, ...], ...]]) -> list[tuple[int, int]]:
+    """Each length of a segment in `segs` with how many segments have it (counted at C speed)."""
+    return [(length, len(list(same))) for length, same in groupby(sorted(map(len, chain.from_iterable(segs))))]

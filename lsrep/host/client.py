@@ -41,6 +41,11 @@ from lsrep.host.wire import (
     send,
 )
 
+BATCH_LINGER_S = 0.002
+"""How long a batch's reader lets replies gather before reading them (`FrameReader.recv`): a host
+answers an ingest in ~0.1-0.2 ms, so a read takes ten or more replies; the batch's last reply comes
+at most this much later."""
+
 
 class HostProcess:
     """One adapter host process, forked by this process's zygote, and the pipes to it."""
@@ -83,7 +88,10 @@ class HostProcess:
             raise remote_exception(reply["error"])
         return reply["ok"]
 
-    def exchange(self, message: dict[str, Any], on_partial=None) -> dict[str, Any]:
+    def exchange(self, message: dict[str, Any], on_partial=None, linger: float = 0.0) -> dict[str, Any]:
+        """Send a message and read until its reply, serving the host's model calls meanwhile; a batch
+        reads its partial replies with `linger` (`FrameReader.recv`) until the host first makes a
+        model call, which is then answered without delay, as is every later one."""
         if self.dead is not None:
             raise HostDied(self.dead)
         if self.release:
@@ -92,8 +100,9 @@ class HostProcess:
         try:
             send(self.tx, message)
             while True:
-                reply = self.replies.recv(self.timeout)
+                reply = self.replies.recv(self.timeout, linger)
                 if "cb" in reply:
+                    linger = 0.0
                     send(self.tx, self._serve_callback(reply))
                 elif "partial" in reply and on_partial is not None:
                     on_partial(reply["partial"])
@@ -291,7 +300,7 @@ class HostedAdapter:
             memory.begin(*calls[0])
         try:
             self.host.exchange({"op": "batch", "instance": self.instance, "calls": JSONTexts(keys)},
-                               on_partial=answered)
+                               on_partial=answered, linger=BATCH_LINGER_S)
         except HostError:
             pass  # the calls answered are replayed; the next one meets the dead host and fails there
         finally:

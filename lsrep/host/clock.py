@@ -7,7 +7,8 @@ hook :func:`simulated` (registered through `lsrep.host.server.CALL_HOOKS`) patch
 `time-machine` — at the C level, so `time.time`, `time.time_ns`, `time.localtime`, `time.gmtime`,
 `time.strftime`, `datetime.now`, `datetime.utcnow` and `date.today` all agree — to the call's
 simulated `now`, frozen for the duration of the call (`tick=False`: the same replay stores the same
-stamps, byte for byte). Calls without a `now` (snapshot, restore, state digest, close) see the last
+stamps, byte for byte; over a batch of calls one travel is kept and moved from call to call,
+:class:`HeldClock`, with the same readings). Calls without a `now` (snapshot, restore, state digest, close) see the last
 `now` the host was given. Monotonic clocks (`time.monotonic`, `time.perf_counter`) are not patched,
 so timeouts and the host's own timings still measure real time.
 
@@ -96,6 +97,55 @@ def _travel(context: dict[str, Any], tick: bool) -> Iterator[None]:
 def simulated(context: dict[str, Any]) -> contextlib.AbstractContextManager[None]:
     """Around one adapter call: the wall clock reads the call's `now` (or the last one), frozen."""
     return _travel(context, tick=False)
+
+
+class HeldClock:
+    """The frozen clock of :func:`simulated` over the calls of one batch, started once.
+
+    Per call, `time_machine.travel` patches the clock, swaps the uuid module's time source and sets
+    TZ (twice `tzset`), then undoes all of it: about a fifth of a hosted ingest's CPU. Between
+    the calls of a batch the host runs only its own code (encoding the reply, decoding the next
+    call; its timings read the monotonic clock, which is never patched), so the travel started
+    for the first call is kept and moved to each call's `now` (`Traveller.shift`, exact: the
+    `now`s are microsecond datetimes), and stopped when the batch ends. Every call reads the
+    clock it would read under :func:`simulated` (tests/host/test_clock.py compares them). A
+    `now` that is not in UTC (`tzinfo` other than `datetime.UTC`), for which time-machine would
+    set another TZ, gets a travel of its own, as :func:`simulated` gives it.
+    """
+
+    def __init__(self) -> None:
+        self._travel: Any = None
+        self._traveller: Any = None
+        self._at: datetime | None = None
+
+    def call(self, context: dict[str, Any]) -> contextlib.AbstractContextManager[None]:
+        """The clock for one call of the batch (the held travel, moved; or a call's own travel)."""
+        now = context.get("now")
+        if isinstance(now, datetime):
+            _LAST_NOW[:] = [_aware(now)]
+        if not _LAST_NOW or _LAST_NOW[0].tzinfo is not UTC:
+            self.close()
+            return _travel(context, tick=False)
+        at = _LAST_NOW[0]
+        if self._traveller is None:
+            import time_machine
+
+            self._travel = time_machine.travel(at, tick=False)
+            self._traveller = self._travel.start()
+        elif at != self._at:
+            self._traveller.shift(at - self._at)
+        self._at = at
+        return contextlib.nullcontext()
+
+    def close(self) -> None:
+        """Stop the held travel: the machine's clock (and TZ) again."""
+        if self._travel is not None:
+            travel, self._travel, self._traveller, self._at = self._travel, None, None, None
+            travel.stop()
+
+
+simulated.held = HeldClock  # type: ignore[attr-defined]
+"""How a batch of calls keeps this hook's clock between its calls (`lsrep.host.server`)."""
 
 
 def ticking(context: dict[str, Any]) -> contextlib.AbstractContextManager[None]:

@@ -239,15 +239,22 @@ class Host:
         """Calls in order, one reply each as it finishes; ends at the first failure that ends a unit."""
         _prime_embedder(self.instances[message["instance"]], message["calls"])
         done = 0
-        for call in message["calls"]:
-            reply = self._call(message["instance"], call)
-            done += 1
-            self.channel.send_encoded(partial_payload(reply))
-            if "error" in reply and call["method"] in STOP_AFTER_ERROR:
-                break
+        # The one hook's clock held over the batch's calls where it can be (`clock.HeldClock`).
+        keeps = getattr(CALL_HOOKS[0], "held", None) if len(CALL_HOOKS) == 1 else None
+        held = keeps() if keeps is not None else None
+        try:
+            for call in message["calls"]:
+                reply = self._call(message["instance"], call, held)
+                done += 1
+                self.channel.send_encoded(partial_payload(reply))
+                if "error" in reply and call["method"] in STOP_AFTER_ERROR:
+                    break
+        finally:
+            if held is not None:
+                held.close()
         return {"ok": done}
 
-    def _call(self, ident: int, call: dict[str, Any]) -> dict[str, Any]:
+    def _call(self, ident: int, call: dict[str, Any], held: Any = None) -> dict[str, Any]:
         adapter = self.instances[ident]
         method = call["method"]
         if method not in METHODS:
@@ -263,7 +270,7 @@ class Host:
         start = time.perf_counter()
         try:
             if len(CALL_HOOKS) == 1:  # the simulated clock: most runs (no ExitStack to build per call)
-                with CALL_HOOKS[0](context), captured:
+                with (CALL_HOOKS[0] if held is None else held.call)(context), captured:
                     result = getattr(adapter, method)(*args, **kwargs)
             else:
                 with contextlib.ExitStack() as stack:

@@ -131,6 +131,34 @@ class ClockReadingAdapter(MemoryAdapter):
         return QueryResult(fragments=tuple(Fragment(text=text, source_turn_ids=(tid,)) for tid, text in self.notes))
 
 
+class ClockTraceAdapter(MemoryAdapter):
+    """Records, in every ingest and session end, what each of the process's clocks reads (the
+    epoch in ns, naive and aware `now`, local time and its zone, TZ); answers with the records."""
+
+    version = "1"
+    host_reusable = True
+
+    def reset(self, *, conversation_id: str, now: datetime) -> None:
+        self.reads: list[str] = []
+
+    def _read(self, what: str) -> None:
+        from datetime import UTC
+
+        local = time.localtime()
+        self.reads.append(json.dumps([what, time.time_ns(), time.time(), datetime.now().isoformat(),
+                                      datetime.now(UTC).isoformat(), list(local)[:6], local.tm_zone,
+                                      time.strftime("%Y-%m-%d %H:%M %Z"), os.environ.get("TZ")]))
+
+    def ingest(self, turn: ReplayTurn, *, now: datetime) -> None:
+        self._read(turn.turn_id)
+
+    def end_session(self, session_id: str, *, now: datetime) -> None:
+        self._read(session_id)
+
+    def query(self, question: str, *, now: datetime) -> QueryResult:
+        return QueryResult(fragments=tuple(Fragment(text=text) for text in self.reads))
+
+
 class OwnerAwareAdapter(MemoryAdapter):
     """Keys its memory by the owner `reset` announces, and says who it holds memories for."""
 

@@ -240,3 +240,25 @@ def test_a_lookup_that_turns_eager_midway_answers_from_the_eager_postings():
     assert postings.get(("blue", "red")) is None
     fresh = TurnIndex(texts).postings
     assert fresh.get(("red", "green", "blue")) == list(range(70)) and not fresh.eager
+
+
+def test_eager_cost_is_every_n_gram_said_with_repeats_at_any_size():
+    """`eager_cost` (counted from the segments' lengths) is the definition's sum for every n-gram
+    size, segments shorter than n (one word, n-1 words) adding nothing."""
+    import random
+
+    from lsrep.postings import NgramPostings
+
+    rng = random.Random(7)
+    segs = [tuple(tuple(f"w{rng.randint(0, 9)}" for _ in range(rng.randint(1, 9))) for _ in range(rng.randint(0, 4)))
+            for _ in range(120)]
+    for size in (1, 2, 3, 4, 6):
+        expected = sum(len(s) - n + 1 for turn in segs for s in turn for n in range(2, size + 1) if len(s) >= n)
+        assert NgramPostings(segs, size).eager_cost == expected > (0 if size > 1 else -1)
+    assert NgramPostings([(("a", "b", "c"),), (("d",),)], 3).eager_cost == 3  # ab bc abc; d nothing
+    # Summed once per distinct length (the work: a few dozen terms, not one per segment).
+    from collections import Counter
+
+    from lsrep.postings import _length_counts
+
+    assert sorted(_length_counts(segs)) == sorted(Counter(len(s) for turn in segs for s in turn).items())
