@@ -39,9 +39,10 @@ MIGRATIONS = [
     CREATE INDEX turns_conv ON turns(conv_id, idx);
     CREATE VIRTUAL TABLE turns_fts USING fts5(content, tokenize='porter unicode61');
     """),
-    # A turn's strength moves to a narrow table of its own: decay rewrites every live strength
-    # each night, and an update of `turns` rewrites the whole row (its 2 KB vector with it).
-    ("m002_turn_strength", """
+    # Strengths and vectors in tables of their own: decay rewrites every live strength nightly
+    # (an update of `turns` rewrote its 2 KB vector too), and a read of a turn's text no longer
+    # takes a page of its own.
+    ("m002_turn_strength_and_vectors", """
     CREATE TABLE turn_strength (
         rowid INTEGER PRIMARY KEY,
         strength REAL NOT NULL,
@@ -53,6 +54,9 @@ MIGRATIONS = [
     ALTER TABLE turns DROP COLUMN strength;
     ALTER TABLE turns DROP COLUMN strength_at;
     ALTER TABLE turns DROP COLUMN last_access;
+    CREATE TABLE turn_vectors (rowid INTEGER PRIMARY KEY, vec BLOB NOT NULL);
+    INSERT INTO turn_vectors (rowid, vec) SELECT rowid, vec FROM turns ORDER BY rowid;
+    ALTER TABLE turns DROP COLUMN vec;
     """),
 ]
 
@@ -106,8 +110,8 @@ LEXICAL_WARMUP = 16
 
 _SELECT = ("SELECT t.turn_id, t.conv_id, t.sess_id, t.idx, t.ts, t.role, t.speaker, t.content,"
            " t.topic, s.strength FROM turns t JOIN turn_strength s ON s.rowid = t.rowid")
-"""What a `StoredTurn` is built from: everything but the vector, whose 2 KB a row read skips,
-and the strength from its own table."""
+"""What a `StoredTurn` is built from: the turn's row (its vector is in `turn_vectors`) and its
+strength (in `turn_strength`)."""
 
 
 def _stored(row: sqlite3.Row) -> StoredTurn:
@@ -154,10 +158,12 @@ class EpisodicStore:
         with Transaction(self.conn) as c:
             cur = c.execute(
                 "INSERT INTO turns (turn_id, conv_id, sess_id, idx, ts, role, speaker, content,"
-                " tokens, topic, vec) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                " tokens, topic) VALUES (?,?,?,?,?,?,?,?,?,?)",
                 (turn.turn_id, turn.conversation_id, turn.session_id, turn.index, ts, turn.role,
-                 turn.speaker, turn.content, estimate_tokens(turn.content), topic, to_blob(vec)),
+                 turn.speaker, turn.content, estimate_tokens(turn.content), topic),
             )
+            c.execute("INSERT INTO turn_vectors (rowid, vec) VALUES (?, ?)",
+                      (cur.lastrowid, to_blob(vec)))
             c.execute("INSERT INTO turns_fts (rowid, content) VALUES (?, ?)",
                       (cur.lastrowid, turn.content))
             c.execute("INSERT INTO turn_strength (rowid, strength, strength_at) VALUES (?, 1.0, ?)",
@@ -332,7 +338,8 @@ class EpisodicStore:
     def _vectors(self) -> tuple[list[str], np.ndarray]:
         if self._vec.ids is None:
             self._vec.load(self.conn.execute(
-                "SELECT turn_id, vec, topic FROM turns ORDER BY rowid").fetchall())
+                "SELECT t.turn_id, v.vec, t.topic FROM turns t JOIN turn_vectors v"
+                " ON v.rowid = t.rowid ORDER BY t.rowid").fetchall())
         return self._vec.ids or [], self._vec.matrix()
 
     # -- decay -------------------------------------------------------------------------------
@@ -345,10 +352,8 @@ class EpisodicStore:
         return self._strengths
 
     def strengths(self, above: float | None = None) -> list[tuple[str, float, str]]:
-        """(id, strength, set at) in storage order; only those > `above` if given.
-
-        From the arrays kept on write (`strengths_scan` is the rule): no table scan per call.
-        """
+        """(id, strength, set at) in storage order, only those > `above` if given (from the
+        arrays kept on write; `strengths_scan` is the rule)."""
         return self.strength_arrays().rows(above)
 
     def strengths_scan(self, above: float | None = None) -> list[tuple[str, float, str]]:
@@ -357,10 +362,6 @@ class EpisodicStore:
         sql = ("SELECT t.turn_id, s.strength, s.strength_at FROM turn_strength s"
                f" JOIN turns t ON t.rowid = s.rowid {where}ORDER BY s.rowid")
         return [(r[0], r[1], r[2]) for r in self.conn.execute(sql, args)]
-
-    def strength_count(self) -> int:
-        """How many strengths the store holds (one per turn)."""
-        return self.count()
 
     def strength_stats(self) -> tuple[int, float]:
         """(turns, the correctly rounded sum of their strengths)."""

@@ -150,7 +150,7 @@ def run_decay(*, stores: Stores, config: IceConfig, now: datetime, emit: EventRe
     """
     name = "worker.decay"
     targets = (stores.episodic, stores.codex, stores.procedures)
-    counts = [stores.episodic.strength_count()] + [s.strength_stats()[0] for s in targets[1:]]
+    counts = [stores.episodic.count()] + [s.strength_stats()[0] for s in targets[1:]]
     total = sum(counts)
     if not total:
         emit(name, "ineligible", reason="nothing stored")

@@ -248,15 +248,15 @@ def test_decay_after_reopen_reads_the_table(tmp_path):
     store.close()
 
 
-def test_old_files_move_their_strengths_to_the_narrow_table(tmp_path):
-    """A file written before `turn_strength` (m001 only) keeps every strength, stamp and access."""
+def test_old_files_move_their_strengths_and_vectors_to_their_tables(tmp_path):
+    """A file written before m002 keeps every strength, stamp, access and vector."""
     path = tmp_path / "old.sqlite"
     conn = open_database(path, MIGRATIONS[:1])
     conn.execute("INSERT INTO turns (turn_id, conv_id, sess_id, idx, ts, role, content, tokens,"
                  " topic, strength, strength_at, last_access, vec)"
-                 " VALUES ('a', 'c', 's', 0, 't0', 'user', 'hello', 1, 'g', 0.3, 't1', 't2', x'00')")
+                 " VALUES ('a', 'c', 's', 0, 't0', 'user', 'hello', 1, 'g', 0.3, 't1', 't2', x'0102')")
     conn.execute("INSERT INTO turns (turn_id, conv_id, sess_id, idx, ts, role, content, tokens,"
-                 " topic, strength_at, vec) VALUES ('b', 'c', 's', 1, 't3', 'user', 'hi', 1, 'g', 't3', x'00')")
+                 " topic, strength_at, vec) VALUES ('b', 'c', 's', 1, 't3', 'user', 'hi', 1, 'g', 't3', x'03')")
     conn.close()
     store = EpisodicStore(path)
     assert store.strengths() == [("a", 0.3, "t1"), ("b", 1.0, "t3")]
@@ -264,7 +264,11 @@ def test_old_files_move_their_strengths_to_the_narrow_table(tmp_path):
     assert [tuple(r) for r in store.conn.execute(
         "SELECT rowid, strength, strength_at, last_access FROM turn_strength")] == [
         (1, 0.3, "t1", "t2"), (2, 1.0, "t3", None)]
-    assert "strength" not in {r[1] for r in store.conn.execute("PRAGMA table_info(turns)")}
+    assert [tuple(r) for r in store.conn.execute("SELECT rowid, vec FROM turn_vectors")] == [
+        (1, b"\x01\x02"), (2, b"\x03")]
+    columns = {r[1] for r in store.conn.execute("PRAGMA table_info(turns)")}
+    assert not columns & {"strength", "strength_at", "last_access", "vec"}
+    assert store.get("b").content == "hi"
     store.close()
 
 
