@@ -60,24 +60,3 @@ def strength_stats(conn: sqlite3.Connection, table: str) -> tuple[int, float]:
     n, total = conn.execute(f"SELECT COUNT(*), COALESCE(SUM(strength), 0) FROM {table}").fetchone()
     return int(n), float(total)
 
-
-class ExactSum:
-    """A running sum of doubles kept exactly (whole units of 2**-1074, which every double is),
-    so a total kept on write never drifts from the sum of the values it covers."""
-
-    def __init__(self) -> None:
-        self.units = 0
-
-    def replace(self, old: float | None, new: float) -> None:
-        if old is not None:
-            self.units -= _units(old)
-        self.units += _units(new)
-
-    def value(self) -> float:
-        """The correctly rounded sum (as `math.fsum` of the values)."""
-        return self.units / (1 << 1074)
-
-
-def _units(value: float) -> int:
-    num, den = float(value).as_integer_ratio()
-    return num << (1074 - den.bit_length() + 1)

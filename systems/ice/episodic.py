@@ -9,9 +9,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .db import ExactSum, Transaction, open_database, strength_rows, strength_stats
+from .db import Transaction, open_database, strength_stats
 from .embedding import to_blob
 from .lexical import LexicalIndex, Tokenizer, top_k_stable  # noqa: F401 (tests import it from here)
+from .strengths import StrengthArrays
 from .text import content_words, estimate_tokens, fts_query
 from .vectors import TurnVectors
 
@@ -37,6 +38,25 @@ MIGRATIONS = [
     );
     CREATE INDEX turns_conv ON turns(conv_id, idx);
     CREATE VIRTUAL TABLE turns_fts USING fts5(content, tokenize='porter unicode61');
+    """),
+    # Strengths and vectors in tables of their own: decay rewrites every live strength nightly
+    # (an update of `turns` rewrote its 2 KB vector too), and a read of a turn's text no longer
+    # takes a page of its own.
+    ("m002_turn_strength_and_vectors", """
+    CREATE TABLE turn_strength (
+        rowid INTEGER PRIMARY KEY,
+        strength REAL NOT NULL,
+        strength_at TEXT NOT NULL,
+        last_access TEXT
+    );
+    INSERT INTO turn_strength (rowid, strength, strength_at, last_access)
+        SELECT rowid, strength, strength_at, last_access FROM turns ORDER BY rowid;
+    ALTER TABLE turns DROP COLUMN strength;
+    ALTER TABLE turns DROP COLUMN strength_at;
+    ALTER TABLE turns DROP COLUMN last_access;
+    CREATE TABLE turn_vectors (rowid INTEGER PRIMARY KEY, vec BLOB NOT NULL);
+    INSERT INTO turn_vectors (rowid, vec) SELECT rowid, vec FROM turns ORDER BY rowid;
+    ALTER TABLE turns DROP COLUMN vec;
     """),
 ]
 
@@ -88,8 +108,10 @@ class StoredTurn:
 LEXICAL_WARMUP = 16
 """Queries an open store answers by FTS5 alone before it builds its lexical index."""
 
-_COLUMNS = "turn_id, conv_id, sess_id, idx, ts, role, speaker, content, topic, strength"
-"""What a `StoredTurn` is built from: everything but the vector, whose 2 KB a row read skips."""
+_SELECT = ("SELECT t.turn_id, t.conv_id, t.sess_id, t.idx, t.ts, t.role, t.speaker, t.content,"
+           " t.topic, s.strength FROM turns t JOIN turn_strength s ON s.rowid = t.rowid")
+"""What a `StoredTurn` is built from: the turn's row (its vector is in `turn_vectors`) and its
+strength (in `turn_strength`)."""
 
 
 def _stored(row: sqlite3.Row) -> StoredTurn:
@@ -112,12 +134,8 @@ class EpisodicStore:
         self._counts: dict[str | None, int] = {}
         self._conversations: dict[str, None] | None = None  # in order of their first turn
         self._pending: dict[str, None] | None = None  # ids not yet extracted, storage order
-        self._strength: dict[str, float] | None = None
-        self._strength_sum = ExactSum()
-        self._live: dict[str, tuple[int, float, str]] | None = None
-        """Turns whose strength is above `_live_floor`: id -> (rowid, strength, set at), kept
-        on write, so decay reads what can still change without scanning every turn."""
-        self._live_floor = 0.0
+        self._strengths: StrengthArrays | None = None
+        """`turn_strength` in memory (read once per open, kept on write): decay's input."""
         self._rowids: dict[str, int] | None = None
         """turn id -> rowid, read once per open and kept on add, so that writes to known turns
         address their row directly (`WHERE rowid = ?`: the same rows written with the same
@@ -140,13 +158,16 @@ class EpisodicStore:
         with Transaction(self.conn) as c:
             cur = c.execute(
                 "INSERT INTO turns (turn_id, conv_id, sess_id, idx, ts, role, speaker, content,"
-                " tokens, topic, strength_at, vec) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                " tokens, topic) VALUES (?,?,?,?,?,?,?,?,?,?)",
                 (turn.turn_id, turn.conversation_id, turn.session_id, turn.index, ts, turn.role,
-                 turn.speaker, turn.content, estimate_tokens(turn.content), topic, ts,
-                 to_blob(vec)),
+                 turn.speaker, turn.content, estimate_tokens(turn.content), topic),
             )
+            c.execute("INSERT INTO turn_vectors (rowid, vec) VALUES (?, ?)",
+                      (cur.lastrowid, to_blob(vec)))
             c.execute("INSERT INTO turns_fts (rowid, content) VALUES (?, ?)",
                       (cur.lastrowid, turn.content))
+            c.execute("INSERT INTO turn_strength (rowid, strength, strength_at) VALUES (?, 1.0, ?)",
+                      (cur.lastrowid, ts))
         if self._rowids is not None:
             self._rowids[turn.turn_id] = cur.lastrowid
         self._vec.append(turn.turn_id, vec, topic)
@@ -163,9 +184,8 @@ class EpisodicStore:
             self._conversations.setdefault(turn.conversation_id, None)
         if self._pending is not None:
             self._pending[turn.turn_id] = None
-        if self._strength is not None:
-            self._set_strength(turn.turn_id, 1.0)
-        self._set_live(turn.turn_id, cur.lastrowid, 1.0, ts)
+        if self._strengths is not None:
+            self._strengths.add(cur.lastrowid, turn.turn_id, 1.0, ts)
         return True
 
     def mark_extracted(self, turn_id: str) -> None:
@@ -176,19 +196,18 @@ class EpisodicStore:
     def reinforce(self, turn_ids: list[str], now: datetime) -> list[str]:
         """Access restores decay: strength 1.0, last access now. Returns the ids touched.
 
-        One statement per stored id in the given order (repeats included), by rowid: the file
-        is byte for byte what `WHERE turn_id = ?` per id writes (tests compare them).
+        One statement per stored id in the given order (repeats included), by rowid, in
+        `turn_strength` (tests compare it with the statements by turn id).
         """
         stamp = now.isoformat()
         rowids = self.rowids()
-        touched = [(tid, rowid) for tid in turn_ids if (rowid := rowids.get(tid)) is not None]
+        touched = [rowid for tid in turn_ids if (rowid := rowids.get(tid)) is not None]
         with Transaction(self.conn) as c:
-            c.executemany("UPDATE turns SET strength = 1.0, strength_at = ?, last_access = ?"
-                          " WHERE rowid = ?", [(stamp, stamp, rowid) for _t, rowid in touched])
-        for tid, rowid in touched:
-            if self._strength is not None:
-                self._set_strength(tid, 1.0)
-            self._set_live(tid, rowid, 1.0, stamp)
+            c.executemany("UPDATE turn_strength SET strength = 1.0, strength_at = ?, last_access = ?"
+                          " WHERE rowid = ?", [(stamp, stamp, rowid) for rowid in touched])
+        if self._strengths is not None:
+            for rowid in touched:
+                self._strengths.set(rowid, 1.0, stamp)
         return list(turn_ids)
 
     def rowids(self) -> dict[str, int]:
@@ -199,7 +218,7 @@ class EpisodicStore:
 
     # -- reads -------------------------------------------------------------------------------
     def get(self, turn_id: str) -> StoredTurn | None:
-        row = self.conn.execute(f"SELECT {_COLUMNS} FROM turns WHERE turn_id = ?", (turn_id,)).fetchone()
+        row = self.conn.execute(f"{_SELECT} WHERE t.turn_id = ?", (turn_id,)).fetchone()
         return _stored(row) if row else None
 
     def get_many(self, turn_ids: list[str]) -> dict[str, StoredTurn]:
@@ -209,7 +228,7 @@ class EpisodicStore:
         for start in range(0, len(wanted), 500):
             chunk = wanted[start:start + 500]
             marks = ",".join("?" * len(chunk))
-            for row in self.conn.execute(f"SELECT {_COLUMNS} FROM turns WHERE turn_id IN ({marks})", chunk):
+            for row in self.conn.execute(f"{_SELECT} WHERE t.turn_id IN ({marks})", chunk):
                 found[row["turn_id"]] = _stored(row)
         return {t: found[t] for t in wanted if t in found}
 
@@ -242,14 +261,14 @@ class EpisodicStore:
     def recent(self, conversation_id: str, n: int) -> list[StoredTurn]:
         """The conversation's last n turns, oldest first."""
         rows = self.conn.execute(
-            f"SELECT {_COLUMNS} FROM turns WHERE conv_id = ? ORDER BY idx DESC, rowid DESC LIMIT ?",
+            f"{_SELECT} WHERE t.conv_id = ? ORDER BY t.idx DESC, t.rowid DESC LIMIT ?",
             (conversation_id, n)).fetchall()
         return [_stored(r) for r in reversed(rows)]
 
     def conversation(self, conversation_id: str, skip: int = 0) -> list[StoredTurn]:
         """The conversation's turns in order, after the first `skip`."""
         rows = self.conn.execute(
-            f"SELECT {_COLUMNS} FROM turns WHERE conv_id = ? ORDER BY idx, rowid LIMIT -1 OFFSET ?",
+            f"{_SELECT} WHERE t.conv_id = ? ORDER BY t.idx, t.rowid LIMIT -1 OFFSET ?",
             (conversation_id, skip)).fetchall()
         return [_stored(r) for r in rows]
 
@@ -272,11 +291,11 @@ class EpisodicStore:
 
     def pending_extraction_scan(self) -> list[StoredTurn]:
         """The whole-table rule `pending_extraction` keeps incrementally (tests compare them)."""
-        rows = self.conn.execute(f"SELECT {_COLUMNS} FROM turns WHERE extracted = 0 ORDER BY rowid")
+        rows = self.conn.execute(f"{_SELECT} WHERE t.extracted = 0 ORDER BY t.rowid")
         return [_stored(r) for r in rows.fetchall()]
 
     def all_turns(self) -> list[StoredTurn]:
-        return [_stored(r) for r in self.conn.execute(f"SELECT {_COLUMNS} FROM turns ORDER BY rowid")]
+        return [_stored(r) for r in self.conn.execute(f"{_SELECT} ORDER BY t.rowid")]
 
     # -- search ------------------------------------------------------------------------------
     def vector_search(self, qvec: np.ndarray, k: int, topic: str | None = None) -> list[str]:
@@ -319,71 +338,62 @@ class EpisodicStore:
     def _vectors(self) -> tuple[list[str], np.ndarray]:
         if self._vec.ids is None:
             self._vec.load(self.conn.execute(
-                "SELECT turn_id, vec, topic FROM turns ORDER BY rowid").fetchall())
+                "SELECT t.turn_id, v.vec, t.topic FROM turns t JOIN turn_vectors v"
+                " ON v.rowid = t.rowid ORDER BY t.rowid").fetchall())
         return self._vec.ids or [], self._vec.matrix()
 
     # -- decay -------------------------------------------------------------------------------
+    def strength_arrays(self) -> StrengthArrays:
+        """`turn_strength` in memory: read once per open, then kept on write."""
+        if self._strengths is None:
+            ids = {rowid: tid for tid, rowid in self.rowids().items()}
+            self._strengths = StrengthArrays(ids, self.conn.execute(
+                "SELECT rowid, strength, strength_at FROM turn_strength ORDER BY rowid").fetchall())
+        return self._strengths
+
     def strengths(self, above: float | None = None) -> list[tuple[str, float, str]]:
-        """(id, strength, set at) in storage order; only those > `above` if given.
+        """(id, strength, set at) in storage order, only those > `above` if given (from the
+        arrays kept on write; `strengths_scan` is the rule)."""
+        return self.strength_arrays().rows(above)
 
-        With `above`, from the live set kept on write (read from the table once per floor):
-        the cost follows the turns above the floor, not the history (`strength_rows` is the rule).
-        """
-        if above is None:
-            return strength_rows(self.conn, "turns", "turn_id", "rowid", None)
-        if self._live is None or above < self._live_floor:
-            self._live_floor = above
-            self._live = {r[1]: (r[0], r[2], r[3]) for r in self.conn.execute(
-                "SELECT rowid, turn_id, strength, strength_at FROM turns WHERE strength > ?",
-                (above,))}
-        rows = sorted((rowid, tid, s, at) for tid, (rowid, s, at) in self._live.items() if s > above)
-        return [(tid, s, at) for _r, tid, s, at in rows]
-
-    def _set_live(self, turn_id: str, rowid: int, strength: float, at: str) -> None:
-        if self._live is None:
-            return
-        if strength > self._live_floor:
-            self._live[turn_id] = (rowid, strength, at)
-        else:
-            self._live.pop(turn_id, None)
+    def strengths_scan(self, above: float | None = None) -> list[tuple[str, float, str]]:
+        """The whole-table rule `strengths` keeps in memory (tests compare them)."""
+        where, args = ("WHERE s.strength > ? ", (above,)) if above is not None else ("", ())
+        sql = ("SELECT t.turn_id, s.strength, s.strength_at FROM turn_strength s"
+               f" JOIN turns t ON t.rowid = s.rowid {where}ORDER BY s.rowid")
+        return [(r[0], r[1], r[2]) for r in self.conn.execute(sql, args)]
 
     def strength_stats(self) -> tuple[int, float]:
-        """(turns, the correctly rounded sum of their strengths): read once, then kept on write."""
-        if self._strength is None:
-            self._strength, self._strength_sum = {}, ExactSum()
-            for tid, s in self.conn.execute("SELECT turn_id, strength FROM turns ORDER BY rowid"):
-                self._set_strength(tid, s)
-        return len(self._strength), self._strength_sum.value()
+        """(turns, the correctly rounded sum of their strengths)."""
+        arrays = self.strength_arrays()
+        return arrays.count, arrays.total()
 
     def strength_stats_scan(self) -> tuple[int, float]:  # the whole-table rule
-        return strength_stats(self.conn, "turns")
-
-    def _set_strength(self, turn_id: str, value: float) -> None:
-        assert self._strength is not None
-        self._strength_sum.replace(self._strength.get(turn_id), value)
-        self._strength[turn_id] = value
+        return strength_stats(self.conn, "turn_strength")
 
     def set_strengths(self, updates: list[tuple[str, float]], now: datetime) -> None:
-        """Write strengths set at `now`, in the given order, by rowid (the same file as
-        `WHERE turn_id = ?`; tests compare them)."""
+        """Write strengths set at `now`, in the given order, by rowid (unknown ids skipped)."""
         stamp = now.isoformat()
         rowids = self.rowids()
-        known = [(tid, s, rowid) for tid, s in updates if (rowid := rowids.get(tid)) is not None]
-        with Transaction(self.conn) as c:
-            c.executemany("UPDATE turns SET strength = ?, strength_at = ? WHERE rowid = ?",
-                          [(s, stamp, rowid) for _t, s, rowid in known])
-        self._after_strengths(updates, stamp)
+        known = [(s, rowid) for tid, s in updates if (rowid := rowids.get(tid)) is not None]
+        self._write_strengths(known, stamp)
 
-    def _after_strengths(self, updates: list[tuple[str, float]], stamp: str) -> None:
-        if self._strength is not None:
-            for tid, s in updates:
-                if tid in self._strength:
-                    self._set_strength(tid, s)
-        if self._live is None:
-            return
-        rowids = self.rowids()
-        for tid, s in updates:
-            if (known := self._live.get(tid)) is not None:
-                self._set_live(tid, known[0], s, stamp)
-            elif s > self._live_floor and (rowid := rowids.get(tid)) is not None:
-                self._set_live(tid, rowid, s, stamp)  # raised from at or below the floor
+    def decay(self, now: datetime, floor: float, half_life_days: float) -> tuple[int, int, float]:
+        """Age every strength above `floor` to `now` (`StrengthArrays.decay`) and write them.
+
+        Returns (strengths read, how many changed, the sum of the new ones left to right in
+        storage order): what `run_decay` reports, as the row-by-row rule computes it.
+        """
+        rowids, new, changed = self.strength_arrays().decay(now, floor, half_life_days)
+        if rowids:
+            self._write_strengths(list(zip(new, rowids, strict=True)), now.isoformat(), mirror=False)
+        return len(rowids), changed, sum(new)
+
+    def _write_strengths(self, known: list[tuple[float, int]], stamp: str,
+                         mirror: bool = True) -> None:
+        with Transaction(self.conn) as c:
+            c.executemany("UPDATE turn_strength SET strength = ?, strength_at = ? WHERE rowid = ?",
+                          [(s, stamp, rowid) for s, rowid in known])
+        if mirror and self._strengths is not None:
+            for s, rowid in known:
+                self._strengths.set(rowid, s, stamp)

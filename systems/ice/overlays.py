@@ -47,12 +47,24 @@ class SummaryStore:
     def __init__(self, path: Path) -> None:
         self.conn = open_database(path, SUMMARY_MIGRATIONS)
         self._vectors = VectorCache()
+        self._covered: dict[str, int] | None = None
+        """conversation -> turns its summaries cover: read once per open, kept on add."""
 
     def close(self) -> None:
         self.conn.close()
 
     def covered_turns(self, conversation_id: str) -> int:
-        """How many of the conversation's turns (in order) are already summarised."""
+        """How many of the conversation's turns (in order) are already summarised (the
+        counts are read from the table once per open and kept on add; `covered_turns_scan`
+        is the rule)."""
+        if self._covered is None:
+            self._covered = {}
+            for conv, source in self.conn.execute("SELECT conv_id, source_turns FROM summaries"):
+                self._covered[conv] = self._covered.get(conv, 0) + len(json.loads(source))
+        return self._covered.get(conversation_id, 0)
+
+    def covered_turns_scan(self, conversation_id: str) -> int:
+        """The rule: the summaries' source turns of the conversation, counted from the table."""
         rows = self.conn.execute("SELECT source_turns FROM summaries WHERE conv_id = ?",
                                  (conversation_id,)).fetchall()
         return sum(len(json.loads(r[0])) for r in rows)
@@ -68,6 +80,8 @@ class SummaryStore:
             (sid, conversation_id, first_idx, last_idx, first_ts, last_ts, text,
              json.dumps(source_turns), now.isoformat(), to_blob(vec)))
         self._vectors.append(sid, vec)
+        if self._covered is not None:
+            self._covered[conversation_id] = self._covered.get(conversation_id, 0) + len(source_turns)
         return sid
 
     def count(self) -> int:

@@ -258,8 +258,9 @@ class IceSystem:
         emit = self.emit
         in_prompt = {f.id for f in asm.fragments}
         mechanisms = [f"leg.{leg}" for leg in LEGS if leg in results] + ["mera"]
+        attributed = [(c, c.attribution()) for c in packing.packed]  # once per fragment
         for mech in mechanisms:
-            chosen = [c for c in packing.packed if mech in c.attribution()]
+            chosen = [c for c, attribution in attributed if mech in attribution]
             if not chosen:
                 continue
             ids = tuple(c.id for c in chosen)

@@ -144,12 +144,14 @@ def run_decay(*, stores: Stores, config: IceConfig, now: datetime, emit: EventRe
 
     A strength at the floor stays at the floor, so only strengths above it are read and
     rewritten: the cost follows what can still change. Counts and the mean strength are
-    over every stored strength, as if each had been rewritten.
+    over every stored strength, as if each had been rewritten. The turns' strengths are aged
+    in memory by `EpisodicStore.decay` (`StrengthArrays.decay`), the same values as
+    `decayed_all` row by row; Codex edges and patterns (few) by `decayed_all`.
     """
     name = "worker.decay"
     targets = (stores.episodic, stores.codex, stores.procedures)
-    stats = [store.strength_stats() for store in targets]
-    total = sum(n for n, _sum in stats)
+    counts = [stores.episodic.count()] + [s.strength_stats()[0] for s in targets[1:]]
+    total = sum(counts)
     if not total:
         emit(name, "ineligible", reason="nothing stored")
         return 0
@@ -160,7 +162,12 @@ def run_decay(*, stores: Stores, config: IceConfig, now: datetime, emit: EventRe
     floor = config.decay_floor
     changed = 0
     strength_sum = 0.0
-    for store, (n, _sum) in zip(targets, stats, strict=True):
+    for store, n in zip(targets, counts, strict=True):
+        if store is stores.episodic:
+            read, moved, new_sum = store.decay(now, floor, config.decay_half_life_days) if n else (0, 0, 0)
+            changed += moved
+            strength_sum += new_sum + floor * (n - read)
+            continue
         rows = store.strengths(above=floor) if n else []
         updates = decayed_all(rows, now, config)
         changed += sum(1 for (_i, new), (_j, old, _a) in zip(updates, rows, strict=True)

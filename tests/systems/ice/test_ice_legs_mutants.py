@@ -608,7 +608,8 @@ def test_summary_leg_ranks_summaries(world):
 
 def strength_row(world: World, tid: str) -> tuple:
     return tuple(world.stores.episodic.conn.execute(
-        "SELECT strength, strength_at, last_access FROM turns WHERE turn_id = ?", (tid,)).fetchone())
+        "SELECT s.strength, s.strength_at, s.last_access FROM turn_strength s"
+        " JOIN turns t ON t.rowid = s.rowid WHERE t.turn_id = ?", (tid,)).fetchone())
 
 
 def test_reinforce_restores_the_named_turns_only(world):

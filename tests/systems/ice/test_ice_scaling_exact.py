@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 from ice_testkit import FILLER, Harness, day
-from lsrep.systems.ice.db import Transaction, strength_rows
+from lsrep.systems.ice.db import Transaction
 from lsrep.systems.ice.episodic import EpisodicStore, TurnRecord
 from lsrep.systems.ice.lexical import LexicalIndex, Tokenizer
 
@@ -189,7 +189,7 @@ def test_running_strength_stats_equal_the_whole_table(harness):
         n, total = ep.strength_stats()
         values = [s for _i, s, _a in ep.strengths()]
         for above in (floor, 0.5, floor):  # the kept live set and the table agree
-            assert ep.strengths(above=above) == strength_rows(ep.conn, "turns", "turn_id", "rowid", above)
+            assert ep.strengths(above=above) == ep.strengths_scan(above)
         scan_n, scan_total = ep.strength_stats_scan()
         assert n == scan_n == len(values)
         assert total == math.fsum(values)  # exact: the correctly rounded sum
@@ -266,15 +266,17 @@ def _reinforce_by_turn_id(store: EpisodicStore, turn_ids: list[str], now: dateti
     stamp = now.isoformat()
     with Transaction(store.conn) as c:
         for tid in turn_ids:
-            c.execute("UPDATE turns SET strength = 1.0, strength_at = ?, last_access = ?"
-                      " WHERE turn_id = ? RETURNING rowid", (stamp, stamp, tid)).fetchall()
+            c.execute("UPDATE turn_strength SET strength = 1.0, strength_at = ?, last_access = ?"
+                      " WHERE rowid = (SELECT rowid FROM turns WHERE turn_id = ?) RETURNING rowid",
+                      (stamp, stamp, tid)).fetchall()
 
 
 def _set_strengths_by_turn_id(store: EpisodicStore, updates: list[tuple[str, float]],
                               now: datetime) -> None:
     stamp = now.isoformat()
     with Transaction(store.conn) as c:
-        c.executemany("UPDATE turns SET strength = ?, strength_at = ? WHERE turn_id = ?",
+        c.executemany("UPDATE turn_strength SET strength = ?, strength_at = ?"
+                      " WHERE rowid = (SELECT rowid FROM turns WHERE turn_id = ?)",
                       [(s, stamp, tid) for tid, s in updates])
 
 
@@ -302,7 +304,7 @@ def test_writes_by_rowid_leave_the_same_file_as_writes_by_turn_id(tmp_path, reop
                    for i in rng.sample(range(n + 5), min(n + 5, 60))]
         fast.set_strengths(updates, now + timedelta(hours=3))
         _set_strengths_by_turn_id(plain, updates, now + timedelta(hours=3))
-        assert fast.strengths(above=0.05) == strength_rows(fast.conn, "turns", "turn_id", "rowid", 0.05)
+        assert fast.strengths(above=0.05) == fast.strengths_scan(0.05)
         if reopen_every and night % reopen_every == 0:
             fast.close()
             fast = _store(tmp_path, "fast")

@@ -408,7 +408,8 @@ def test_store_vectors_and_rowids(tmp_path):
 
 def _strengths(store: EpisodicStore) -> list[tuple]:
     return [tuple(r) for r in store.conn.execute(
-        "SELECT turn_id, strength, strength_at, last_access FROM turns ORDER BY rowid")]
+        "SELECT t.turn_id, s.strength, s.strength_at, s.last_access FROM turn_strength s"
+        " JOIN turns t ON t.rowid = s.rowid ORDER BY s.rowid")]
 
 
 def test_reinforce_and_set_strengths_rows_live_set_and_totals(tmp_path):
@@ -458,7 +459,7 @@ def test_writes_before_any_read_of_the_live_set_or_totals(tmp_path):
     now = T0 + timedelta(days=1)
     store.set_strengths([("t0000", 0.2), ("t0002", 0.05)], now)
     store.reinforce(["t0001"], now)
-    assert store._live is None and store._strength is None
+    assert store._strengths is None
     assert store.strength_stats() == (3, 1.25)
     assert [r[:2] for r in store.strengths(above=0.05)] == [("t0000", 0.2), ("t0001", 1.0)]
     store.close()

@@ -110,7 +110,8 @@ def test_the_self_check_rejects_a_blas_whose_groups_the_blocks_do_not_cover():
 
 
 def _store_search_plain(store: EpisodicStore, q: np.ndarray, k: int, topic: str | None) -> list[str]:
-    rows = store.conn.execute("SELECT turn_id, vec, topic FROM turns ORDER BY rowid").fetchall()
+    rows = store.conn.execute("SELECT t.turn_id, v.vec, t.topic FROM turns t JOIN turn_vectors v"
+                              " ON v.rowid = t.rowid ORDER BY t.rowid").fetchall()
     matrix = np.vstack([np.frombuffer(r[1], dtype=np.float32) for r in rows])
     sims = matrix @ q
     order = [i for i in np.argsort(-sims, kind="stable") if topic is None or rows[i][2] == topic]
