@@ -279,7 +279,7 @@ def _shift(anchor: DaySpan, unit: str, n: int | None, direction: str) -> DaySpan
     return None
 
 
-def _anchored(prefix: str, anchor: DaySpan) -> tuple[int, DaySpan] | None:
+def anchored(prefix: str, anchor: DaySpan) -> tuple[int, DaySpan] | None:
     """An anchored relative phrase ending `prefix` (just before the anchor date): (start, span)."""
     if not anchor.year_known:
         return None
@@ -317,7 +317,7 @@ def date_spans(text: str) -> list[DaySpan]:
     """Every date expression in `text` as the days it names, in order of appearance."""
     out: list[DaySpan] = []
     for start, _end, span in absolute_matches(text):
-        rel = _anchored(text[max(0, start - 40):start], span)
+        rel = anchored(text[max(0, start - 40):start], span)
         out.append(rel[1] if rel else span)
     return out
 
@@ -330,7 +330,7 @@ def whole_date(text: str) -> DaySpan | None:
     if len(found) != 1:
         return None
     start, end, span = found[0]
-    rel = _anchored(core[:start], span)
+    rel = anchored(core[:start], span)
     if rel is not None:
         start, span = rel
     leftover = (core[:start] + core[end:]).strip(" .,;:-")
