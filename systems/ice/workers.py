@@ -21,8 +21,7 @@ from .extraction import (
 )
 from .speakers import attribute, speaker_subject
 from .stores import Stores
-
-SECONDS_PER_DAY = 86_400.0
+from .strengths import decay_power
 
 
 def extract_turn(turn: StoredTurn, *, stores: Stores, config: IceConfig, lm: LanguageModel,
@@ -118,8 +117,7 @@ def run_extraction(*, stores: Stores, config: IceConfig, lm: LanguageModel, now:
 
 def decayed(strength: float, since: str, now: datetime, config: IceConfig) -> float:
     """s <- max(floor, s * 2^(-dt/h)), dt in simulated days since the strength was set."""
-    dt = max(0.0, (now - datetime.fromisoformat(since)).total_seconds() / SECONDS_PER_DAY)
-    return max(config.decay_floor, strength * 2.0 ** (-dt / config.decay_half_life_days))
+    return max(config.decay_floor, strength * decay_power(since, now, config.decay_half_life_days))
 
 
 def decayed_all(rows: list[tuple[str, float, str]], now: datetime,
@@ -133,8 +131,7 @@ def decayed_all(rows: list[tuple[str, float, str]], now: datetime,
     for item_id, strength, since in rows:
         power = powers.get(since)
         if power is None:
-            dt = max(0.0, (now - datetime.fromisoformat(since)).total_seconds() / SECONDS_PER_DAY)
-            power = powers[since] = 2.0 ** (-dt / half_life)
+            power = powers[since] = decay_power(since, now, half_life)
         out.append((item_id, max(floor, strength * power)))
     return out
 

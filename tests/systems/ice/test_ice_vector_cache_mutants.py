@@ -483,8 +483,9 @@ def test_decayed_all_pins_the_formula_clamp_and_floor():
 
 
 def test_decayed_all_computes_the_power_once_per_set_at(monkeypatch):
-    """The work: one date parse (and power) per distinct "set at", whatever the row count."""
-    from lsrep.systems.ice import workers
+    """The work: one date parse (and power) per distinct "set at", whatever the row count (the parse
+    is `strengths.decay_power`'s, which `decayed_all` calls)."""
+    from lsrep.systems.ice import strengths
 
     parsed: list[str] = []
 
@@ -494,7 +495,7 @@ def test_decayed_all_computes_the_power_once_per_set_at(monkeypatch):
             parsed.append(s)
             return datetime.fromisoformat(s)
 
-    monkeypatch.setattr(workers, "datetime", CountingDatetime)
+    monkeypatch.setattr(strengths, "datetime", CountingDatetime)
     config = IceConfig(decay_half_life_days=3.0, decay_floor=0.05)
     stamps = [(T0 + timedelta(days=d)).isoformat() for d in (0, 1.5, 2)]
     rows = [(f"r{i}", 0.2 + 0.1 * (i % 7), stamps[(i * 5) % 3]) for i in range(30)]
