@@ -70,6 +70,25 @@ def test_a_known_body_is_not_built_again(monkeypatch, tmp_path):
     assert not page.rechain(body) and not page.rechain() and calls == [1, 1]
 
 
+def test_a_page_handed_to_the_next_writer_renders_only_its_new_facts(monkeypatch, tmp_path):
+    fiches = tmp_path / "fiches"
+    reader = PageReader()
+    assert reader.load(fiches) == {}  # the reader's directory
+    page = Page(slug="p", name="P", facts=[fact(f"f{i}", f"t{i}", ["semantic", "episodic"][i % 2]) for i in range(40)])
+    body = page.body()
+    page.rechain(body)
+    reader.learn(fiches, page, page.write(fiches, body))
+    mine = reader.load_mutable(fiches)["p"]
+    rendered: list[str] = []
+    real = Fact.to_line
+    monkeypatch.setattr(Fact, "to_line", lambda self: rendered.append(self.id) or real(self))
+    assert mine.body() == body and rendered == []
+    mine.add_fact(fact("new", "a new fact", "procedural"))
+    assert mine.body().startswith("# P\n\n## procedural\n- a new fact") and rendered == ["new"]
+    assert mine.body() and rendered == ["new"]
+    assert reader.load(fiches)["p"].body() == body and rendered == ["new"]
+
+
 # --- PageReader: what it parses --------------------------------------------------------------------
 
 @pytest.fixture
