@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field, replace
-from itertools import compress, repeat
+from itertools import compress, count, repeat
 from operator import attrgetter, eq, is_
 from pathlib import Path
 
@@ -410,3 +410,9 @@ class Catalogue:
         page.aliases.append(" ".join(alias.split()))
         self._names[key] = page.slug
         return True
+
+
+def picked(facts: list[Fact], ids: set[int]) -> list[Fact]:
+    """The facts whose `id()` is in `ids`, in order: `[f for f in facts if id(f) in ids]`, the
+    page walked once, in C (their positions by `compress`), rather than one Python step a fact."""
+    return list(map(facts.__getitem__, compress(count(), map(ids.__contains__, map(id, facts)))))

@@ -24,7 +24,7 @@ from lsrep.systems.exia_seed import ExiaSeedProvider, Settings, StageEvent
 from lsrep.systems.exia_seed.cache import Memoire
 from lsrep.systems.exia_seed.files import MemoryPaths
 from lsrep.systems.exia_seed.graph import EdgeBuilder, build_edges, write_graph
-from lsrep.systems.exia_seed.pages import Fact, Page, PageReader, _thaw, load_pages
+from lsrep.systems.exia_seed.pages import Fact, Page, PageReader, _thaw, load_pages, picked
 from lsrep.systems.exia_seed.rules import RulesModel
 
 from tests.systems.exia_seed.test_exia_recall_index import NAMES, WORDS, index_state, random_fact
@@ -384,3 +384,14 @@ def test_the_kept_section_lines_give_the_rendered_body_after_every_change(tmp_pa
             assert page.body() == plain_body(page)
             checked += 1
     assert checked > 50 and set(sections) <= {f.section for f in page.facts}
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_picked_facts_are_the_comprehension_over_the_page(seed):
+    rng = random.Random(seed)
+    facts = [random_fact(rng, f"f{i}", NAMES) for i in range(rng.randint(0, 60))]
+    facts += rng.sample(facts, min(len(facts), 5))  # the same object twice on a list
+    ids = {id(f) for f in facts if rng.random() < 0.3} | {id(object())}
+    got = picked(facts, ids)
+    assert list(map(id, got)) == [id(f) for f in facts if id(f) in ids]
+    assert picked(facts, set()) == [] and picked([], ids) == []

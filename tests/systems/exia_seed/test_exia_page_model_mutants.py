@@ -477,6 +477,7 @@ def test_the_edge_builder_looks_only_at_the_pages_whose_facts_changed(monkeypatc
         return id(obj)
 
     monkeypatch.setattr(graph_mod, "id", counting_id, raising=False)
+    monkeypatch.setattr(pages_mod, "id", counting_id, raising=False)  # `picked`, which walks a page
     pages = {"a": Page(slug="a", name="Ana", facts=[fact(f"a{i}", f"rex {i}") for i in range(3)]),
              "r": Page(slug="r", name="Rex", facts=[fact(f"r{i}", f"ana {i}") for i in range(2)])}
     builder = EdgeBuilder()
