@@ -20,8 +20,8 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field, replace
-from itertools import compress, count, repeat
-from operator import attrgetter, eq, is_
+from itertools import chain, compress, count, repeat
+from operator import attrgetter, eq, is_, is_not
 from pathlib import Path
 
 from .text import fold, slugify
@@ -108,6 +108,7 @@ class Fact:
 
 
 _section_of = attrgetter("section")
+_key_of = attrgetter("key")
 _EDITS = [0]
 
 
@@ -337,7 +338,7 @@ class PageReader:
         a copy: the writer may go on changing its page (the facts a writer may change are copied)."""
         if self._dir != fiches:
             return
-        copy = _thaw(page, facts=[f for group in page.sections().values() for f in group])
+        copy = _thaw(page, facts=list(chain.from_iterable(page.sections().values())))
         keys = page.__dict__.get("_keys")
         if keys is not None and keys[0] is page.facts and keys[1] == len(page.facts):
             # The same facts in another order: the same dedupe keys (a copy: the writer's set moves on).
@@ -356,8 +357,10 @@ def _thaw(page: Page, *, facts: list[Fact] | None = None) -> Page:
     """A page of its own (lists copied), with the given facts or the page's (the same facts, in
     page order or by section); the facts a writer may change (keyed, not superseded:
     `Page.supersede`) copied. The page's section lines (`Page._lines`), when current, go with it."""
-    facts = [replace(f) if f.key is not None and f.superseded_by is None else f
-             for f in (page.facts if facts is None else facts)]
+    facts = list(page.facts if facts is None else facts)
+    for i in compress(count(), map(is_not, map(_key_of, facts), repeat(None))):  # the keyed ones, found in C
+        if facts[i].superseded_by is None:
+            facts[i] = replace(facts[i])
     copy = Page(slug=page.slug, name=page.name, aliases=list(page.aliases), concepts=list(page.concepts),
                 privacy=page.privacy, summary=page.summary, summary_sources=list(page.summary_sources),
                 summary_of=page.summary_of, keywords=list(page.keywords), hash=page.hash,

@@ -395,3 +395,30 @@ def test_picked_facts_are_the_comprehension_over_the_page(seed):
     got = picked(facts, ids)
     assert list(map(id, got)) == [id(f) for f in facts if id(f) in ids]
     assert picked(facts, set()) == [] and picked([], ids) == []
+
+
+def plain_thaw_facts(facts: list[Fact]) -> list[Fact]:
+    """The rule before the keyed facts were found in C: one comprehension over the page."""
+    return [replace(f) if f.key is not None and f.superseded_by is None else f for f in facts]
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_a_thawed_page_copies_the_facts_the_comprehension_copied(tmp_path, seed):
+    rng = random.Random(seed)
+    facts = []
+    for i in range(rng.randint(0, 50)):
+        f = random_fact(rng, f"f{i}", NAMES)
+        facts.append(replace(f, key=rng.choice([None, None, "lives_in"]), superseded_by=rng.choice([None, "fz"])))
+    facts += rng.sample(facts, min(3, len(facts)))  # one object twice
+    page = Page(slug="p", name="P", facts=facts)
+    for source, mine in ((facts, _thaw(page)), (facts[::-1], _thaw(page, facts=facts[::-1]))):
+        want = plain_thaw_facts(source)
+        assert mine.facts == want and mine.facts is not page.facts
+        # copied exactly where the comprehension copied: the keyed facts not superseded
+        assert [f is g for f, g in zip(mine.facts, source, strict=True)] == [g is w for g, w in zip(source, want, strict=True)]
+    reader = PageReader()
+    reader.load(tmp_path)
+    page.facts = [replace(f, section=rng.choice(["episodic", "procedural"])) for f in facts]
+    reader.learn(tmp_path, page, page.write(tmp_path))
+    learned = reader.load(tmp_path)["p"]
+    assert learned.facts == plain_thaw_facts([f for group in page.sections().values() for f in group])
