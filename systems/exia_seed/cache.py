@@ -34,7 +34,7 @@ import threading
 from .events import Emitter
 from .files import MemoryPaths
 from .graph import load_edges
-from .pages import Fact, Page, PageReader, load_pages
+from .pages import Fact, Page, PageReader, load_pages, picked
 from .recall_index import PageIndex
 from .settings import Settings
 from .text import fold
@@ -263,8 +263,8 @@ class Memoire:
             new_facts = new.facts if new is not None else []
             old_ids, new_ids = set(map(id, old_facts)), set(map(id, new_facts))  # in C
             out, came_in = old_ids - new_ids, new_ids - old_ids
-            gone = [f for f in old_facts if id(f) in out] if out else []
-            came = [f for f in new_facts if id(f) in came_in] if came_in else []
+            gone = picked(old_facts, out) if out else []
+            came = picked(new_facts, came_in) if came_in else []
             removed += [(slug, f) for f in gone]
             added += [(slug, f) for f in came]
             if new is not None:

@@ -32,15 +32,9 @@ from .checker import Verdict, check_fact, cited_refs
 from .events import Emitter
 from .files import LockBusy, MemoryPaths, file_lock, read_json, write_json
 from .graph import EdgeBuilder, write_graph, write_index
-from .ingestion import (
-    Lot,
-    load_progress,
-    mark_lines_integrated,
-    pending_lots,
-    read_progress,
-    save_progress,
-)
+from .ingestion import Lot, pending_lots
 from .pages import Catalogue, Fact, Page, PageReader, escape_fact_text, fact_id, load_pages
+from .progress import load_progress, mark_lines_integrated, read_progress, save_progress, set_tries
 from .prompts import DEFAULT_NODE, LABELS, Source, consolidation_messages
 from .registre import Registre, normalise_privacy
 from .settings import Settings
@@ -293,13 +287,11 @@ class Consolidator:
             if self.settings.fix.journal_only_admitted:
                 suspect = {r for _t, _reason, refs in rejected for r in refs} - cited
                 suspect |= {f"registre:{n['id']}" for n in notes} - cited
-                for ref in sorted(suspect):
-                    tries = progress["tentatives"].get(ref, 0) + 1
-                    progress["tentatives"][ref] = tries
-                    if tries < self.settings.max_retries:
-                        held.add(ref)
+                tries = {ref: progress["tentatives"].get(ref, 0) + 1 for ref in sorted(suspect)}
+                set_tries(progress, tries, lot_id)
+                held = {ref for ref, n in tries.items() if n < self.settings.max_retries}
             done = [r for r in inputs if r not in held]
-            mark_lines_integrated(progress, [r for r in done if r.startswith("brut:")])
+            mark_lines_integrated(progress, [r for r in done if r.startswith("brut:")], lot_id)
             save_progress(self.paths, progress)
         for note in notes:
             if f"registre:{note['id']}" not in held:

@@ -33,6 +33,11 @@ class MemoryPaths:
         return self.root / "etat" / "progress.json"
 
     @property
+    def journal(self) -> Path:
+        """The progress journal's history: closed batches, integrated lines, retry counts."""
+        return self.root / "etat" / "journal.jsonl"
+
+    @property
     def retraits(self) -> Path:
         return self.root / "etat" / "retraits.jsonl"
 

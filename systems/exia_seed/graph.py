@@ -15,7 +15,7 @@ import re
 from datetime import UTC, datetime
 
 from .files import MemoryPaths, read_json, write_json
-from .pages import Fact, Page, fact_edits
+from .pages import Fact, Page, fact_edits, picked
 from .text import fold
 
 
@@ -90,7 +90,7 @@ class EdgeBuilder:
             if ids != before:
                 gone += [(slug, i) for i in before - ids]
                 new = ids - before
-                added += [((slug, id(f)), f) for f in page.facts if id(f) in new]
+                added += [((slug, id(f)), f) for f in picked(page.facts, new)]
                 self._ids[slug] = ids
         edits = fact_edits()
         if edits != self._edits:

@@ -1,26 +1,30 @@
 """Raw capture: timestamped speaker lines in daily batches, closure with a digest chain.
 
 Batches live in `brut/<day>-<n>.open.md` while open and are renamed `brut/<day>-<n>.md` on
-closure; `etat/progress.json` records the open batch, every closed batch with its digest and the
-previous batch's digest, and which lines consolidation has integrated. Raw files are never
-rewritten: withdrawals go to `etat/retraits.jsonl`.
+closure; the progress journal (`progress.py`: `etat/progress.json` and `etat/journal.jsonl`)
+records the open batch, every closed batch with its digest and the previous batch's digest, and
+which lines consolidation has integrated. Raw files are never rewritten: withdrawals go to
+`etat/retraits.jsonl`.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
-import os
 import re
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from . import jsonfast
 from .events import Emitter
 from .files import MemoryPaths, append_jsonl, file_lock, read_jsonl
+from .progress import (  # noqa: F401  (the journal's functions, where callers found them)
+    close_batch,
+    load_progress,
+    mark_lines_integrated,
+    read_progress,
+    save_progress,
+)
 from .prompts import Source
 from .settings import Settings
 
@@ -106,83 +110,6 @@ class Lot:
         return sum(len(s.text) + 1 for s in self.sources)
 
 
-def _empty_progress() -> dict[str, Any]:
-    return {"lot_ouvert": None, "lots_fermes": [], "compteur_jour": {}, "integres": {},
-            "dernier_tour": [], "consolidations": 0, "tentatives": {}}
-
-
-class ProgressJournal:
-    """`etat/progress.json`, kept in memory from one save to the next load.
-
-    The file stays one sorted, indented JSON document (`write_json`'s text), rewritten whole at
-    each save: an append-only form would change the file, which is the seed's state. What is
-    saved is the cost around it: a load reads the file's text and, when it is the text this
-    journal last wrote and the dict saved then still equals what was written, returns that dict
-    instead of parsing; a save encodes again only the top-level values that changed
-    (`jsonfast.IncrementalDumps`). Any other writer's change to the file is seen by the text
-    comparison. A loaded dict is the caller's until it saves it (a second load meanwhile parses).
-    """
-
-    def __init__(self, path) -> None:
-        self.path = path
-        self._text: str | None = None
-        self._data: dict[str, Any] | None = None
-        self._dumps = jsonfast.IncrementalDumps()
-
-    def load(self, *, keep: bool = False) -> dict[str, Any]:
-        """The journal; `keep=True` for a read-only look (the dict stays this journal's)."""
-        if not self.path.exists():
-            return _empty_progress()
-        text = self.path.read_text(encoding="utf-8")
-        data = self._data
-        if data is not None and text == self._text and self._dumps.unchanged(data):
-            if not keep:
-                self._data = None
-            return data
-        data = json.loads(text)
-        if keep:
-            self._text, self._data = text, data
-            self._dumps = jsonfast.IncrementalDumps()
-            self._dumps.dumps(data)
-        return data
-
-    def save(self, progress: dict[str, Any]) -> None:
-        text = self._dumps.dumps(progress) + "\n"
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, self.path)
-        self._text, self._data = text, progress
-
-
-_JOURNALS: OrderedDict[str, ProgressJournal] = OrderedDict()
-_JOURNALS_KEPT = 8
-"""Journals kept in memory (the most recently used state directories)."""
-
-
-def _journal(paths: MemoryPaths) -> ProgressJournal:
-    key = str(paths.progress)
-    journal = _JOURNALS.pop(key, None) or ProgressJournal(paths.progress)
-    _JOURNALS[key] = journal
-    while len(_JOURNALS) > _JOURNALS_KEPT:
-        _JOURNALS.popitem(last=False)
-    return journal
-
-
-def load_progress(paths: MemoryPaths) -> dict[str, Any]:
-    """The progress journal, the caller's to change and save."""
-    return _journal(paths).load()
-
-
-def read_progress(paths: MemoryPaths) -> dict[str, Any]:
-    """The progress journal, for reading only (do not change it)."""
-    return _journal(paths).load(keep=True)
-
-
-def save_progress(paths: MemoryPaths, progress: dict[str, Any]) -> None:
-    _journal(paths).save(progress)
-
-
 class RawWriter:
     """Appends lines to the open batch and closes batches (day, volume, session, reset, forced)."""
 
@@ -236,8 +163,7 @@ class RawWriter:
         return refs
 
     def _open(self, progress: dict[str, Any], day: str) -> None:
-        n = progress["compteur_jour"].get(day, 0) + 1
-        progress["compteur_jour"][day] = n
+        n = progress.days.get(day, 0) + 1  # none is open: every batch of the day is closed
         batch_id = f"{day}-{n:03d}"
         progress["lot_ouvert"] = {
             "id": batch_id, "date": day, "fichier": f"brut/{batch_id}.open.md", "lignes": 0, "caracteres": 0,
@@ -261,7 +187,7 @@ class RawWriter:
         open_path.rename(self.paths.root / closed_name)
         digest = hashlib.sha256((self.paths.root / closed_name).read_bytes()).hexdigest()
         previous = progress["lots_fermes"][-1]["digest"] if progress["lots_fermes"] else ""
-        progress["lots_fermes"].append({
+        close_batch(progress, {
             "id": lot["id"], "date": lot["date"], "fichier": closed_name, "lignes": lot["lignes"],
             "digest": digest, "digest_precedent": previous, "ferme_a": now.isoformat(), "raison": reason,
         })
@@ -280,10 +206,8 @@ def pending_lots(paths: MemoryPaths, settings: Settings, agent_label: str) -> li
     progress = read_progress(paths)
     withdrawn = withdrawn_refs(paths)
     lots: list[Lot] = []
-    for batch in progress["lots_fermes"]:
+    for batch in list(progress.pending.values()):  # closed batches with lines not integrated
         done = set(progress["integres"].get(batch["id"], []))
-        if len(done) >= batch["lignes"]:
-            continue
         sources: list[Source] = []
         text = (paths.root / batch["fichier"]).read_text(encoding="utf-8")
         for number, raw in enumerate(text.splitlines(), start=1):
@@ -298,15 +222,6 @@ def pending_lots(paths: MemoryPaths, settings: Settings, agent_label: str) -> li
         if sources:
             lots.append(Lot(batch["id"], batch["date"], tuple(sources)))
     return lots
-
-
-def mark_lines_integrated(progress: dict[str, Any], refs: Sequence[str]) -> None:
-    """Record raw refs as integrated in the consolidation journal."""
-    for ref in refs:
-        _, batch_id, number = ref.split(":")
-        done = set(progress["integres"].get(batch_id, []))
-        done.add(int(number))
-        progress["integres"][batch_id] = sorted(done)
 
 
 def origin_map(paths: MemoryPaths) -> dict[str, str]:

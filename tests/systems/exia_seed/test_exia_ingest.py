@@ -9,12 +9,15 @@ from pathlib import Path
 import pytest
 from exia_testkit import at
 from lsrep.systems.exia_seed import ExiaSeedProvider
+from lsrep.systems.exia_seed.files import MemoryPaths
 from lsrep.systems.exia_seed.ingestion import omit_requested, split_withdrawal
+from lsrep.systems.exia_seed.progress import ProgressStore
 from lsrep.systems.exia_seed.registre import Registre
 
 
 def progress(rig) -> dict:
-    return json.loads((rig.root / "etat" / "progress.json").read_text())
+    """The progress state as read from disk (`etat/progress.json` and `etat/journal.jsonl`)."""
+    return ProgressStore(MemoryPaths(rig.root)).load()
 
 
 def test_tool_schemas_exist_before_initialize():

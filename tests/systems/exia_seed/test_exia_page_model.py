@@ -24,7 +24,7 @@ from lsrep.systems.exia_seed import ExiaSeedProvider, Settings, StageEvent
 from lsrep.systems.exia_seed.cache import Memoire
 from lsrep.systems.exia_seed.files import MemoryPaths
 from lsrep.systems.exia_seed.graph import EdgeBuilder, build_edges, write_graph
-from lsrep.systems.exia_seed.pages import Fact, Page, PageReader, load_pages
+from lsrep.systems.exia_seed.pages import Fact, Page, PageReader, _thaw, load_pages, picked
 from lsrep.systems.exia_seed.rules import RulesModel
 
 from tests.systems.exia_seed.test_exia_recall_index import NAMES, WORDS, index_state, random_fact
@@ -321,3 +321,104 @@ def test_sections_group_as_one_pass_did(seed):
     assert got == plain_sections(page)
     assert [list(map(id, v)) for v in got.values()] == [list(map(id, v)) for v in plain_sections(page).values()]
     assert list(got) == list(plain_sections(page))
+
+
+def plain_body(page: Page) -> str:
+    """The rule before the kept section lines: every fact rendered at every call."""
+    lines = [f"# {page.name}", ""]
+    for section, facts in plain_sections(page).items():
+        lines += [f"## {section}", *map(plain_line, facts), ""]
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("seed", range(15))
+def test_the_kept_section_lines_give_the_rendered_body_after_every_change(tmp_path, seed):
+    rng = random.Random(seed)
+    fiches = tmp_path / "fiches"
+    reader = PageReader()
+    sections = ["episodic", "semantic", "procedural", "etat_agent", "zeta", "alpha"][:rng.randint(1, 6)]
+    page = Page(slug="p", name="P")
+    checked = 0
+
+    def new(fid: str) -> Fact:  # built with its section (an assignment would count as an edit)
+        return replace(random_fact(rng, fid, NAMES), section=rng.choice(sections))
+
+    for i in range(150):
+        roll = rng.random()
+        if roll < 0.45:  # facts added, as consolidation adds them
+            for _ in range(rng.randint(1, 3)):
+                page.add_fact(new(f"f{i}-{rng.randint(0, 10**6)}"))
+            shared = reader.load(fiches).get("p") if fiches.exists() else None
+            if shared is not None:  # the reader's page never follows a writer's
+                assert shared.body() == plain_body(shared)
+        elif roll < 0.55 and page.facts:  # a field of a fact assigned (supersession, a section moved)
+            fact = rng.choice(page.facts)
+            field, value = rng.choice([("superseded_by", "fz"), ("text", "new words"), ("section", rng.choice(sections)),
+                                       ("privacy", "private")])
+            setattr(fact, field, value)
+        elif roll < 0.6 and page.facts:  # a new list (the same facts), or one fact replaced in place
+            if rng.random() < 0.5:
+                page.facts = list(page.facts)
+            else:
+                page.facts[rng.randrange(len(page.facts))] = new(f"h{i}")
+        elif roll < 0.65:
+            page.name = rng.choice(NAMES)
+        elif roll < 0.7:  # a copy of its own, made after facts were appended since the last body
+            page.body()
+            page.add_fact(new(f"k{i}"))
+            page = _thaw(page)
+        elif roll < 0.8:  # written, learned, and handed to the next writer (the lines go with it)
+            body = page.body()
+            page.rechain(body)
+            reader.learn(fiches, page, page.write(fiches, body))
+            if rng.random() < 0.3:
+                assert reader.load(fiches)["p"].body() == plain_body(reader.load(fiches)["p"])
+            page = reader.load_mutable(fiches)["p"]
+        elif roll < 0.85:  # appended behind add_fact's back
+            page.facts.append(new(f"g{i}"))
+        elif roll < 0.9 and page.facts:  # taken off the end directly, and maybe another put on
+            page.facts.pop()
+            if rng.random() < 0.5:
+                page.facts.append(new(f"p{i}"))
+        if rng.random() < 0.7:
+            assert page.body() == plain_body(page)
+            checked += 1
+    assert checked > 50 and set(sections) <= {f.section for f in page.facts}
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_picked_facts_are_the_comprehension_over_the_page(seed):
+    rng = random.Random(seed)
+    facts = [random_fact(rng, f"f{i}", NAMES) for i in range(rng.randint(0, 60))]
+    facts += rng.sample(facts, min(len(facts), 5))  # the same object twice on a list
+    ids = {id(f) for f in facts if rng.random() < 0.3} | {id(object())}
+    got = picked(facts, ids)
+    assert list(map(id, got)) == [id(f) for f in facts if id(f) in ids]
+    assert picked(facts, set()) == [] and picked([], ids) == []
+
+
+def plain_thaw_facts(facts: list[Fact]) -> list[Fact]:
+    """The rule before the keyed facts were found in C: one comprehension over the page."""
+    return [replace(f) if f.key is not None and f.superseded_by is None else f for f in facts]
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_a_thawed_page_copies_the_facts_the_comprehension_copied(tmp_path, seed):
+    rng = random.Random(seed)
+    facts = []
+    for i in range(rng.randint(0, 50)):
+        f = random_fact(rng, f"f{i}", NAMES)
+        facts.append(replace(f, key=rng.choice([None, None, "lives_in"]), superseded_by=rng.choice([None, "fz"])))
+    facts += rng.sample(facts, min(3, len(facts)))  # one object twice
+    page = Page(slug="p", name="P", facts=facts)
+    for source, mine in ((facts, _thaw(page)), (facts[::-1], _thaw(page, facts=facts[::-1]))):
+        want = plain_thaw_facts(source)
+        assert mine.facts == want and mine.facts is not page.facts
+        # copied exactly where the comprehension copied: the keyed facts not superseded
+        assert [f is g for f, g in zip(mine.facts, source, strict=True)] == [g is w for g, w in zip(source, want, strict=True)]
+    reader = PageReader()
+    reader.load(tmp_path)
+    page.facts = [replace(f, section=rng.choice(["episodic", "procedural"])) for f in facts]
+    reader.learn(tmp_path, page, page.write(tmp_path))
+    learned = reader.load(tmp_path)["p"]
+    assert learned.facts == plain_thaw_facts([f for group in page.sections().values() for f in group])

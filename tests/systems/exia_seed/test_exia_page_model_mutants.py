@@ -4,9 +4,9 @@ The fast paths of the 2026-12-06 page model (issue #20) are exact: `test_exia_pa
 `test_exia_progress_journal.py` and `test_exia_jsonfast.py` compare what they give with the plain
 rules. A mutant that turns a shortcut off gives the same output and more work, so these tests
 count the work: page files parsed and fact lines read (`PageReader`), dedupe keys computed
-(`load_mutable`, `learn`), values encoded again (`jsonfast.IncrementalDumps`), journal files parsed
-and the dicts handed out (`ProgressJournal`), the journals kept per state directory, fact texts
-read by the edge builder, sections filtered, and the fact edits counted (`fact_edits`).
+(`load_mutable`, `learn`), values encoded again (`jsonfast.IncrementalDumps`), fact texts read by
+the edge builder, sections filtered, and the fact edits counted (`fact_edits`). The progress
+store's work (journals read, rows appended) is counted in `test_exia_progress_journal.py`.
 """
 
 from __future__ import annotations
@@ -15,21 +15,13 @@ import json
 import random
 import subprocess
 import sys
-from collections import OrderedDict
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from lsrep.systems.exia_seed import ingestion, jsonfast
+from lsrep.systems.exia_seed import jsonfast
 from lsrep.systems.exia_seed import pages as pages_mod
-from lsrep.systems.exia_seed.files import MemoryPaths
 from lsrep.systems.exia_seed.graph import EdgeBuilder, build_edges
-from lsrep.systems.exia_seed.ingestion import (
-    ProgressJournal,
-    load_progress,
-    read_progress,
-    save_progress,
-)
 from lsrep.systems.exia_seed.pages import Fact, Page, PageReader, fact_edits, load_pages
 
 
@@ -76,6 +68,25 @@ def test_a_known_body_is_not_built_again(monkeypatch, tmp_path):
     assert page.rechain(body) and page.render(body) == page.render() and calls == [1]
     assert page.write(tmp_path, body) == (tmp_path / "p.md").read_text(encoding="utf-8") and calls == [1]
     assert not page.rechain(body) and not page.rechain() and calls == [1, 1]
+
+
+def test_a_page_handed_to_the_next_writer_renders_only_its_new_facts(monkeypatch, tmp_path):
+    fiches = tmp_path / "fiches"
+    reader = PageReader()
+    assert reader.load(fiches) == {}  # the reader's directory
+    page = Page(slug="p", name="P", facts=[fact(f"f{i}", f"t{i}", ["semantic", "episodic"][i % 2]) for i in range(40)])
+    body = page.body()
+    page.rechain(body)
+    reader.learn(fiches, page, page.write(fiches, body))
+    mine = reader.load_mutable(fiches)["p"]
+    rendered: list[str] = []
+    real = Fact.to_line
+    monkeypatch.setattr(Fact, "to_line", lambda self: rendered.append(self.id) or real(self))
+    assert mine.body() == body and rendered == []
+    mine.add_fact(fact("new", "a new fact", "procedural"))
+    assert mine.body().startswith("# P\n\n## procedural\n- a new fact") and rendered == ["new"]
+    assert mine.body() and rendered == ["new"]
+    assert reader.load(fiches)["p"].body() == body and rendered == ["new"]
 
 
 # --- PageReader: what it parses --------------------------------------------------------------------
@@ -340,74 +351,6 @@ def test_incremental_dumps_encodes_only_what_changed(monkeypatch):
     assert not inc.unchanged([]) and not inc.unchanged({**data, "more": 1})
 
 
-# --- ProgressJournal: what it parses and hands out -------------------------------------------------
-
-@pytest.fixture
-def parses(monkeypatch):
-    texts: list[str] = []
-    real = json.loads
-
-    def counting(text, *a, **k):
-        texts.append(text)
-        return real(text, *a, **k)
-
-    monkeypatch.setattr(ingestion.json, "loads", counting)
-    return texts
-
-
-def test_the_journal_hands_back_what_it_saved_and_parses_otherwise(tmp_path, parses):
-    path = tmp_path / "etat" / "progress.json"
-    journal = ProgressJournal(path)
-    empty = journal.load()
-    assert empty == ingestion._empty_progress() and journal.load() is not empty and parses == []
-    data = journal.load()
-    data["consolidations"] = 1
-    journal.save(data)
-    assert path.read_text(encoding="utf-8") == json.dumps(data, indent=1, sort_keys=True) + "\n"
-    again = journal.load()
-    assert again is data and parses == []  # what it saved, unchanged: no parse
-    other = journal.load()  # the first load has it: a second one parses
-    assert other == data and other is not data and len(parses) == 1
-    journal.save(other)
-    # Read-only looks share the dict, and keep it for the next writer.
-    assert journal.load(keep=True) is other and journal.load(keep=True) is other and len(parses) == 1
-    assert journal.load() is other and len(parses) == 1
-    look = journal.load(keep=True)
-    assert look == other and look is not other and len(parses) == 2
-    assert journal.load(keep=True) is look and len(parses) == 2
-    assert journal.load() is look and len(parses) == 2
-    # A dict changed since it was saved is parsed again, never handed back.
-    journal.save(look)
-    look["consolidations"] = 7
-    fresh = journal.load()
-    assert fresh["consolidations"] == 1 and len(parses) == 3
-    # Another writer's text is parsed, and kept for read-only looks.
-    path.write_text(json.dumps({"consolidations": 2}), encoding="utf-8")
-    first = journal.load(keep=True)
-    assert first == {"consolidations": 2} and len(parses) == 4
-    assert journal.load(keep=True) is first and len(parses) == 4
-    journal.save(journal.load())
-    assert path.read_text(encoding="utf-8") == '{\n "consolidations": 2\n}\n' and len(parses) == 4
-    path.unlink()
-    assert journal.load() == ingestion._empty_progress() and len(parses) == 4
-
-
-def test_one_journal_per_state_directory_the_eight_last_used_kept(tmp_path, monkeypatch, parses):
-    monkeypatch.setattr(ingestion, "_JOURNALS", OrderedDict())
-    dirs = [MemoryPaths(tmp_path / f"m{i}") for i in range(10)]
-    for i, paths in enumerate(dirs):
-        save_progress(paths, {"consolidations": i})
-    assert list(ingestion._JOURNALS) == [str(p.progress) for p in dirs[2:]]
-    # m2 used again: the newest, so m3 goes when m0 comes back.
-    assert read_progress(dirs[2]) == {"consolidations": 2} and parses == []
-    assert load_progress(dirs[0]) == {"consolidations": 0} and len(parses) == 1
-    assert list(ingestion._JOURNALS) == [str(p.progress) for p in (*dirs[4:], dirs[2], dirs[0])]
-    assert read_progress(dirs[9]) is read_progress(dirs[9]) and len(parses) == 1
-    assert ingestion._journal(dirs[9]) is ingestion._journal(MemoryPaths(tmp_path / "m9"))
-    assert read_progress(dirs[3]) == {"consolidations": 3} and len(parses) == 2  # forgotten: parsed
-    assert len(ingestion._JOURNALS) == 8
-
-
 # --- EdgeBuilder: the facts it reads ---------------------------------------------------------------
 
 class CountingFact(Fact):
@@ -534,6 +477,7 @@ def test_the_edge_builder_looks_only_at_the_pages_whose_facts_changed(monkeypatc
         return id(obj)
 
     monkeypatch.setattr(graph_mod, "id", counting_id, raising=False)
+    monkeypatch.setattr(pages_mod, "id", counting_id, raising=False)  # `picked`, which walks a page
     pages = {"a": Page(slug="a", name="Ana", facts=[fact(f"a{i}", f"rex {i}") for i in range(3)]),
              "r": Page(slug="r", name="Rex", facts=[fact(f"r{i}", f"ana {i}") for i in range(2)])}
     builder = EdgeBuilder()
