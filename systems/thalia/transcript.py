@@ -49,21 +49,32 @@ def episode_lines(episode: Episode, render_dates: bool) -> list[tuple[str, str]]
 
 
 class _Indices:
-    """Record indices of one token, ascending, in an array that doubles when full."""
+    """Record indices of one token, ascending: appended to a list (as cheap as before), moved
+    into an integer array that doubles when full the next time the token is searched."""
 
-    __slots__ = ("buf", "n")
+    __slots__ = ("buf", "n", "pending")
 
     def __init__(self) -> None:
         self.buf = np.zeros(4, dtype=np.int64)
         self.n = 0
+        self.pending: list[int] = []
 
     def append(self, index: int) -> None:
-        if self.n == self.buf.shape[0]:
-            self.buf = np.concatenate([self.buf, np.zeros(self.n, dtype=np.int64)])
-        self.buf[self.n] = index
-        self.n += 1
+        self.pending.append(index)
 
     def view(self) -> np.ndarray:
+        if self.pending:
+            end = self.n + len(self.pending)
+            size = self.buf.shape[0]
+            while size < end:
+                size *= 2
+            if size > self.buf.shape[0]:
+                grown = np.zeros(size, dtype=np.int64)
+                grown[:self.n] = self.buf[:self.n]
+                self.buf = grown
+            self.buf[self.n:end] = self.pending
+            self.n = end
+            self.pending.clear()
         return self.buf[:self.n]
 
 

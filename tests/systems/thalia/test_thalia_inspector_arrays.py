@@ -23,7 +23,7 @@ from lsrep.systems.thalia.inspector import (
     select_records,
 )
 from lsrep.systems.thalia.text import content_tokens
-from thalia_testkit import Recorder, transcript_of
+from thalia_testkit import T0, Recorder, transcript_of
 
 WORDS = [f"w{i}" for i in range(12)]
 
@@ -69,6 +69,24 @@ def test_postings_grow_past_their_buffer_in_order():
     assert t.matches(["a", "b"])[1].tolist() == [1] * 43
     # The buffer doubles (4, 8, 16, 32, 64), so appending stays amortised O(1).
     assert [t._postings[w].buf.shape[0] for w in ("a", "b")] == [64, 4]
+    full = transcript_of(["c"] * 8)
+    assert full.matches(["c"])[0].tolist() == list(range(8)) and full._postings["c"].buf.shape[0] == 8
+
+
+def test_matches_stay_exact_while_records_arrive_between_searches():
+    from lsrep.systems.thalia.transcript import Record, Transcript
+
+    rng = random.Random(5)
+    t = Transcript()
+    for i, line in enumerate(_lines(rng, 400)):
+        t.add(Record(index=i, turn_id=i + 1, source_id=f"t{i}", session_id="s", timestamp=T0,
+                     speaker="User", text=line))
+        if rng.random() < 0.3:  # a search moves the pending indices into the arrays
+            tokens = rng.sample(WORDS, rng.randint(1, 3))
+            want = t.overlap_counts(tokens)
+            idx, cnt = t.matches(tokens)
+            assert (idx.tolist(), cnt.tolist()) == (sorted(want), [want[k] for k in sorted(want)]), i
+    assert t._postings["w0"].buf.shape[0] == 512  # doubled from 4 as w0's ~200 indices came in
 
 
 @pytest.mark.parametrize("seed", range(6))
