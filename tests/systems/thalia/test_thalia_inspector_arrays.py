@@ -147,9 +147,18 @@ def test_inspect_reports_what_the_dict_rule_gives(adaptive):
         assert list(m.selected_indices) == ordered, trial
         assert (m.partitioned, m.kept_blocks, m.discarded_matches, m.n_matches) == (
             partition is not None, partition.kept if partition else (), discarded, len(counts)), trial
+        assert m.fallback == ("none" if counts else "overlap"), trial
         q = len(m.query_tokens)
         assert [w.rho for w in out.windows] == [counts.get(i, 0) / q for i in ordered], trial
         if partition is not None:
             assert rec.of("inspector.partition", "executed")[0].params["discarded_matches"] == list(discarded)
         base = select_records(counts, n, cfg["max_windows"], cfg["partition_size"], partitioned)[0]
         assert [w.widened for w in out.windows] == [i not in base for i in ordered], trial
+
+
+def test_a_single_matching_record_is_a_grep_match_not_the_overlap_fallback():
+    rec = Recorder()
+    out = Inspector(HarnessConfig(), EventRelay(rec)).inspect("violin", transcript_of(["a violin", "b", "c"]))
+    assert out.metadata.fallback == "none" and out.metadata.n_matches == 1
+    assert [w.source_index for w in out.windows] == [0]
+    assert rec.of("inspector.grep", "output")[0].count == 1 and not rec.of("inspector.fallback_overlap", "eligible")
