@@ -196,7 +196,7 @@ class LexicalIndex:
             if not final and math.fsum(bounds[p[0]] for p in by_bound[:taken]) <= rest * (
                     1.0 + BOUND_MARGIN):
                 continue  # the cut cannot hold yet: every score is below its phrases' bounds
-            cand = union_sorted([p[2] for p in by_bound[:taken]], n_docs)
+            cand = np.unique(np.concatenate([p[2] for p in by_bound[:taken]]))
             if code is not None:
                 cand = cand[topics[cand] == code]
             last = final or cand.shape[0] == scope
@@ -236,18 +236,6 @@ class LexicalIndex:
             f = tf[at_c[hit]]
             score[hit] += idf * ((f * (K1 + 1.0)) / (f + norm[hit]))
         return score
-
-
-def union_sorted(postings: list[np.ndarray], n_docs: int) -> np.ndarray:
-    """`np.unique(np.concatenate(postings))` for postings of strictly ascending positions below
-    `n_docs`: one posting is its own union; several mark a flag per turn and read the marked
-    positions back in order (no sort, and the same int64 array)."""
-    if len(postings) == 1:
-        return postings[0]
-    marked = np.zeros(n_docs, dtype=bool)
-    for pos in postings:
-        marked[pos] = True
-    return np.flatnonzero(marked)
 
 
 def top_k_stable(scores: np.ndarray, k: int) -> np.ndarray:
