@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from .config import HarnessConfig
 from .contracts import EvidenceWindow, InspectorMetadata, InspectorOutput
 from .events import EventRelay
@@ -80,6 +82,50 @@ def select_records(counts: dict[int, int], n: int, cap: int, size: int,
     return sorted(candidates, key=lambda i: (-counts.get(i, 0), i))[:cap], partition
 
 
+@dataclass(frozen=True)
+class Selection:
+    """`select_records` computed on the match arrays, with what `inspect` reads besides."""
+
+    ordered: list[int]
+    partition: Partition | None
+    discarded: tuple[int, ...]
+    """Matches outside the kept blocks, ascending (empty without the filter)."""
+    counts: dict[int, int]
+    """ρ·|Q_I| of each record in `ordered` that matched."""
+
+
+def select_matches(idx: np.ndarray, cnt: np.ndarray, n: int, cap: int, size: int,
+                   partitioned: bool) -> Selection:
+    """`select_records` on the matches as arrays (`Transcript.matches`: indices ascending and
+    their counts), in vectorised steps: the same blocks, records and order, because every
+    step is the same integer comparison (a stable sort over blocks or indices already in
+    ascending order breaks ties by ascending block or index, as the key does)."""
+    if idx.shape[0] == 0:  # no relevance signal: transcript order (no match to discard)
+        ordered, partition = select_records({}, n, cap, size, partitioned)
+        return Selection(ordered, partition, (), {})
+    partition = None
+    keep = np.ones(idx.shape[0], dtype=bool)
+    if partitioned:
+        blocks = idx // size
+        starts = np.flatnonzero(np.concatenate(([True], blocks[1:] != blocks[:-1])))
+        scores = np.add.reduceat(cnt, starts)
+        m = kept_block_count(cap, size)
+        ranked = blocks[starts][np.argsort(-scores, kind="stable")[:m]].tolist()
+        partition = Partition(n_blocks=math.ceil(n / size),
+                              kept=tuple(sorted(ranked)))  # every match's block scores > 0
+        if len(ranked) < m:
+            partition = partition_blocks(dict(zip(idx.tolist(), cnt.tolist(), strict=True)),
+                                         n, size, m)
+        kept = np.zeros(partition.n_blocks, dtype=bool)
+        kept[list(partition.kept)] = True
+        keep = kept[blocks]
+    cand, c = idx[keep], cnt[keep]
+    best = np.argsort(-c, kind="stable")[:cap]  # ρ desc, then index asc (cand ascending)
+    ordered = cand[best].tolist()
+    return Selection(ordered, partition, tuple(idx[~keep].tolist()),
+                     dict(zip(ordered, c[best].tolist(), strict=True)))
+
+
 class Inspector:
     """I(q, H) = (W_I, μ_I)."""
 
@@ -108,7 +154,7 @@ class Inspector:
                 emit("inspector.adaptive_windows", "output", count=eff)
 
         patterns = tuple(token_pattern(t) for t in q_tokens)
-        counts: dict[int, int] = {}
+        idx = cnt = np.zeros(0, dtype=np.int64)
         if not q_tokens:
             fallback = "order"
             emit("inspector.grep", "ineligible", reason="query has no content tokens")
@@ -118,11 +164,12 @@ class Inspector:
         else:
             emit("inspector.fallback_order", "ineligible", reason="query has content tokens")
             emit("inspector.grep", "eligible", count=len(q_tokens))
-            counts = transcript.overlap_counts(q_tokens)
-            emit("inspector.grep", "executed", count=len(counts), params={"patterns": list(patterns)})
-            if counts:
+            idx, cnt = transcript.matches(q_tokens)
+            matched = int(idx.shape[0])
+            emit("inspector.grep", "executed", count=matched, params={"patterns": list(patterns)})
+            if matched:
                 fallback = "none"
-                emit("inspector.grep", "output", count=len(counts))
+                emit("inspector.grep", "output", count=matched)
                 emit("inspector.fallback_overlap", "ineligible", reason="grep matched")
             else:
                 fallback = "overlap"
@@ -137,11 +184,10 @@ class Inspector:
                     else "no relevance signal (fallback_order)"),
             records=n, threshold=cfg.partition_threshold)
         size = cfg.partition_size
-        ordered, partition = select_records(counts, n, eff, size, run_partition)
-        discarded_matches: tuple[int, ...] = ()
+        chosen = select_matches(idx, cnt, n, eff, size, run_partition)
+        ordered, partition, counts = chosen.ordered, chosen.partition, chosen.counts
+        discarded_matches = chosen.discarded
         if partition is not None:
-            kept = frozenset(partition.kept)
-            discarded_matches = tuple(sorted(i for i in counts if i // size not in kept))
             in_kept = sum(min(size, n - b * size) for b in partition.kept)
             emit("inspector.partition", "executed", count=n - in_kept, params={
                 "blocks": partition.n_blocks, "kept_blocks": list(partition.kept),
@@ -149,7 +195,7 @@ class Inspector:
                 "discarded_matches": list(discarded_matches), "partition_size": size})
             emit("inspector.partition", "output", count=in_kept)
         # Windows the base cap would not have produced are the adaptive widening's output.
-        base_set = (frozenset(select_records(counts, n, base, size, run_partition)[0])
+        base_set = (frozenset(select_matches(idx, cnt, n, base, size, run_partition).ordered)
                     if adaptive and eff > base else frozenset(ordered))
 
         windows = tuple(self._window(transcript, i, rank, counts.get(i, 0), len(q_tokens),
@@ -178,7 +224,7 @@ class Inspector:
                      source_turn_ids=tuple(dict.fromkeys(w.source_id for w in widened)))
         meta = InspectorMetadata(
             query_tokens=q_tokens, patterns=patterns, selected_indices=tuple(ordered),
-            confidence=confidence, fallback=fallback, n_records=n, n_matches=len(counts),
+            confidence=confidence, fallback=fallback, n_records=n, n_matches=int(idx.shape[0]),
             effective_max_windows=eff, partitioned=partition is not None,
             n_blocks=partition.n_blocks if partition else 0,
             kept_blocks=partition.kept if partition else (),

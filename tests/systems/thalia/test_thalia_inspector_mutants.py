@@ -174,13 +174,13 @@ def test_without_widening_nothing_is_widened_and_the_cap_is_ranked_once(monkeypa
     import lsrep.systems.thalia.inspector as inspector
 
     calls = []
-    real = inspector.select_records
+    real = inspector.select_matches
 
     def counting(*args):
-        calls.append(args[2])
+        calls.append(args[3])
         return real(*args)
 
-    monkeypatch.setattr(inspector, "select_records", counting)
+    monkeypatch.setattr(inspector, "select_matches", counting)
     out, rec = _inspect(LINES, "wifi password", max_windows=5, adaptive_windows=True, adaptive_window_ratio=4)
     assert calls == [5] and out.metadata.effective_max_windows == 5
     assert not any(w.widened for w in out.windows) and len(out.windows) == 4
