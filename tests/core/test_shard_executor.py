@@ -1,0 +1,151 @@
+"""The sharded executor: units in this process and in spawned workers, the same rows in the same order."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+import lsrep.executors.overlap as overlap
+import lsrep.executors.shard as shard
+from lsrep.executors.local import InProcessExecutor
+from lsrep.executors.overlap import OverlappedExecutor
+from lsrep.executors.shard import ShardedExecutor
+
+TIMINGS = {"elapsed_s", "elapsed_ms", "total_ms", "query_ms", "answer_ms", "latency_ms", "started_at",
+           "finished_at", "created_at"}
+
+
+def _tables_in_store_order(path: Path, run_id: str) -> dict[str, list[tuple]]:
+    """Every table's rows in the order they were stored (rowid), run ids and timings removed."""
+    out = {}
+    db = sqlite3.connect(path)
+    for (table,) in db.execute("select name from sqlite_master where type = 'table' and name not in "
+                               "('runs', '_migrations') and name not like 'sqlite_%'"):
+        cur = db.execute(f"select * from [{table}] order by rowid")
+        names = [d[0] for d in cur.description]
+        keep = [i for i, n in enumerate(names) if n not in TIMINGS and n != "run_id"]
+        out[table] = [tuple(v.replace(run_id, "RUN") if isinstance(v, str) else v for i, v in enumerate(r)
+                            if i in keep) for r in cur.fetchall()]
+    db.close()
+    return out
+
+
+def _die() -> None:
+    os._exit(3)
+
+
+@pytest.fixture(scope="module")
+def lme_file(tmp_path_factory) -> Path:
+    from lsrep.probes.generator import generate_longmemeval_file
+
+    tmp = tmp_path_factory.mktemp("shard")
+    return generate_longmemeval_file(tmp / "lme.json", n_questions=7, sessions_per_question=3, seed=5)
+
+
+def _run(data: Path, store: Path, executor, export: Path):
+    from lsrep.longmemeval import run_longmemeval, spec_from_systems
+    from lsrep.longmemeval_export import export_longmemeval
+    from lsrep.store import RunStore
+
+    spec = spec_from_systems(["vector-rag", "full-context"], data, store=store)
+    out = run_longmemeval(spec, executor=executor, fresh=True)
+    export_longmemeval(RunStore(out.store_path), out.run_id, export, data)
+    exported = {str(p.relative_to(export)): p.read_bytes() for p in sorted(export.rglob("*")) if p.is_file()}
+    return out, _tables_in_store_order(out.store_path, out.run_id), exported
+
+
+def test_sharded_longmemeval_stores_the_rows_of_a_sequential_run_in_its_order(lme_file, tmp_path):
+    serial, serial_rows, serial_files = _run(lme_file, tmp_path / "serial.sqlite", InProcessExecutor(),
+                                             tmp_path / "serial-export")
+    sharded = ShardedExecutor(2)
+    out, rows, files = _run(lme_file, tmp_path / "sharded.sqlite", sharded, tmp_path / "sharded-export")
+    assert serial.units_run == out.units_run == 14 and out.failed_units == 0
+    assert sharded.started == 1 and sharded.ran_remote > 0, "no unit ran in a worker process"
+    assert rows.keys() == serial_rows.keys() and rows["observations"] and rows["fragments"]
+    for table in rows:
+        assert rows[table] == serial_rows[table], table
+    assert files.keys() == serial_files.keys() and any(k.endswith("hypotheses.jsonl") for k in files)
+    assert files == serial_files
+
+
+def test_a_worker_that_dies_after_a_unit_is_replaced_and_the_unit_rerun(lme_file, tmp_path):
+    serial, serial_rows, _ = _run(lme_file, tmp_path / "serial.sqlite", InProcessExecutor(), tmp_path / "e1")
+    dying = ShardedExecutor(2, after_unit=_die)
+    out, rows, _ = _run(lme_file, tmp_path / "dying.sqlite", dying, tmp_path / "e2")
+    assert out.failed_units == 0 and dying.started >= 2, "the dead worker's pool was not replaced"
+    assert rows["observations"] == serial_rows["observations"]
+    assert rows["units"] == serial_rows["units"]
+
+
+class _Task:
+    adapter_host = "process"
+
+    def __init__(self, n: int, turns: int = 10, host: str = "process") -> None:
+        self.n, self.adapter_host = n, host
+        self.trajectory = type("T", (), {"turns": (None,) * turns})()
+
+
+def _fake(monkeypatch, delay):
+    """Local and remote units replaced by sleeps (earlier tasks take longer); returns the log."""
+    active, log, lock = [0], [], threading.Lock()
+
+    def unit(task, where):
+        with lock:
+            active[0] += 1
+            log.append((task.n, where, active[0]))
+        time.sleep(delay(task.n))
+        with lock:
+            active[0] -= 1
+        return task.n
+
+    monkeypatch.setattr(shard, "run_unit", lambda task: unit(task, "local"))
+    monkeypatch.setattr(ShardedExecutor, "_remote", lambda self, task: unit(task, "remote"))
+    return log
+
+
+def test_results_come_in_task_order_with_one_unit_per_process(monkeypatch):
+    log = _fake(monkeypatch, lambda n: 0.02 * (8 - n))
+    assert list(ShardedExecutor(2).run(_Task(i) for i in range(8))) == list(range(8))
+    assert max(a for _, _, a in log) == 2, "more units at once than processes"
+    assert {w for _, w, _ in log} == {"local", "remote"}
+
+
+def test_a_free_process_takes_the_next_unit_before_the_due_result_is_consumed(monkeypatch):
+    # The first unit is slow: while it runs here, the worker runs the next ones.
+    log = _fake(monkeypatch, lambda n: 0.4 if n == 0 else 0.02)
+    assert list(ShardedExecutor(2).run(_Task(i) for i in range(4))) == [0, 1, 2, 3]
+    where = {n: w for n, w, _ in log}
+    assert [where[n] for n in (1, 2, 3)].count("remote") == 3
+
+
+def test_long_and_in_process_units_run_alone_here(monkeypatch):
+    log = _fake(monkeypatch, lambda n: 0.03)
+    tasks = [_Task(0), _Task(1), _Task(2, turns=50), _Task(3), _Task(4, host="in-process"), _Task(5)]
+    assert list(ShardedExecutor(2, max_turns=20).run(tasks)) == [0, 1, 2, 3, 4, 5]
+    by_task = {n: (w, a) for n, w, a in log}
+    assert by_task[2] == ("local", 1) and by_task[4] == ("local", 1)
+    assert max(a for _, _, a in log) == 2
+
+
+def test_longmemeval_default_shards_over_the_usable_cores_within_the_memory_budget(monkeypatch):
+    import lsrep.longmemeval as lme
+
+    monkeypatch.setattr(overlap, "usable_cores", lambda: 2)
+    assert lme.default_workers(lme.MEMORY_BUDGET_MB) == 2
+    default = lme.default_executor("auto", lme.default_workers(), lme.MEMORY_BUDGET_MB)
+    assert isinstance(default, ShardedExecutor) and default.processes == 2
+    assert default.max_turns == lme.OVERLAP_TURNS and default.after_unit is not None
+    assert lme.default_executor("auto", 2, lme.OVERLAP_MB).max_turns is None
+    assert lme.default_workers(lme._DRIVER_MB + lme._SHARD_MB - 1) == 1
+    one = lme.default_executor("auto", 1, lme.MEMORY_BUDGET_MB)
+    assert isinstance(one, OverlappedExecutor) and one.max_turns == lme.OVERLAP_TURNS
+    assert type(lme.default_executor("in-process", 2, lme.MEMORY_BUDGET_MB)) is InProcessExecutor
+    monkeypatch.setattr(overlap, "usable_cores", lambda: 1)
+    assert lme.default_workers(lme.MEMORY_BUDGET_MB) == 1
+    monkeypatch.setattr(overlap, "usable_cores", lambda: 8)
+    assert lme.default_workers(lme.MEMORY_BUDGET_MB) == 2, "the memory budget no longer caps the processes"
