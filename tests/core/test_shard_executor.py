@@ -149,3 +149,18 @@ def test_longmemeval_default_shards_over_the_usable_cores_within_the_memory_budg
     assert lme.default_workers(lme.MEMORY_BUDGET_MB) == 1
     monkeypatch.setattr(overlap, "usable_cores", lambda: 8)
     assert lme.default_workers(lme.MEMORY_BUDGET_MB) == 2, "the memory budget no longer caps the processes"
+
+
+def test_sharding_caps_the_malloc_arenas_of_this_process(monkeypatch):
+    import ctypes
+
+    calls = []
+
+    class Libc:
+        def mallopt(self, param, value):
+            calls.append((param, value))
+
+    monkeypatch.setattr(ctypes, "CDLL", lambda name: Libc())
+    _fake(monkeypatch, lambda n: 0.0)
+    assert list(ShardedExecutor(2).run([_Task(0)])) == [0]
+    assert calls == [(-8, shard.MALLOC_ARENAS)]  # M_ARENA_MAX
