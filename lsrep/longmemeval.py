@@ -351,32 +351,37 @@ def default_workers(memory_mb: int = MEMORY_BUDGET_MB) -> int:
 
 
 OVERLAP_MB = 600
-"""Memory budget from which the default runs units of any length side by side. Two units in flight
-hold two trajectories, two turn indexes and two hosts: at M scale (~5,000 turns a question)
+"""Memory budget from which one process overlaps units of any length in threads. Two units in
+flight hold two trajectories, two turn indexes and two hosts: at M scale (~5,000 turns a question)
 measured 536 MB tree RSS overlapped against 380 MB one at a time."""
 OVERLAP_TURNS = 2000
-"""Below `OVERLAP_MB`, only questions of at most this many turns run side by side (S: ~500 turns,
-measured within the 300 MB default); a longer one (M: ~5,000) runs alone, after the units before it."""
+"""Otherwise only questions of at most this many turns run side by side (S: ~500 turns, measured
+within the 300 MB default); a longer one (M: ~5,000) runs alone, after the units before it."""
+LONG_MB = 330
+"""Memory per process running a question longer than `OVERLAP_TURNS` (M scale: one process, its
+fork server and host, peak PSS 332 MB; two processes side by side 653 MB): sharded processes run
+long questions side by side only when the budget holds this much for each of them."""
 
 
 def default_executor(name: str, workers: int, memory_mb: int = MEMORY_BUDGET_MB, address: str | None = None):
     """`make_executor`, except for `auto`: with two or more workers, this process and `workers - 1`
-    spawned ones, results in question order (`lsrep.executors.shard`); with one, two units at a time
-    in threads where two cores are usable (`lsrep.executors.overlap`). Either way all questions side
-    by side from `OVERLAP_MB`, else those of at most `OVERLAP_TURNS` turns."""
+    spawned ones, results in question order (`lsrep.executors.shard`), long questions side by side
+    from `workers * LONG_MB`; with one, two units at a time in threads where two cores are usable
+    (`lsrep.executors.overlap`), long ones from `OVERLAP_MB`. Below those budgets a question of more
+    than `OVERLAP_TURNS` turns runs alone."""
     from lsrep.executors import make_executor
 
-    max_turns = None if memory_mb >= OVERLAP_MB else OVERLAP_TURNS
     if name == "auto" and workers >= 2:
         from lsrep.executors.shard import ShardedExecutor
 
+        long_too = memory_mb >= workers * LONG_MB
         # A worker empties the offline reader's memo after each question, as the driver does here.
-        return ShardedExecutor(workers, max_turns=max_turns, after_unit=answer_memo.clear)
+        return ShardedExecutor(workers, max_turns=None if long_too else OVERLAP_TURNS, after_unit=answer_memo.clear)
     if name == "auto" and memory_mb >= MEMORY_BUDGET_MB:
         from lsrep.executors.overlap import OverlappedExecutor
 
         if usable_cores() >= 2:
-            return OverlappedExecutor(2, max_turns=max_turns)
+            return OverlappedExecutor(2, max_turns=None if memory_mb >= OVERLAP_MB else OVERLAP_TURNS)
     return make_executor(name, workers, address)
 
 

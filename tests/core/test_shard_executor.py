@@ -140,7 +140,10 @@ def test_longmemeval_default_shards_over_the_usable_cores_within_the_memory_budg
     default = lme.default_executor("auto", lme.default_workers(), lme.MEMORY_BUDGET_MB)
     assert isinstance(default, ShardedExecutor) and default.processes == 2
     assert default.max_turns == lme.OVERLAP_TURNS and default.after_unit is not None
-    assert lme.default_executor("auto", 2, lme.OVERLAP_MB).max_turns is None
+    assert lme.default_executor("auto", 2, 2 * lme.LONG_MB).max_turns is None
+    assert lme.default_executor("auto", 2, 2 * lme.LONG_MB - 1).max_turns == lme.OVERLAP_TURNS
+    assert lme.default_executor("auto", 3, 2 * lme.LONG_MB).max_turns == lme.OVERLAP_TURNS
+    assert lme.default_executor("auto", 1, lme.OVERLAP_MB).max_turns is None
     assert lme.default_workers(lme._DRIVER_MB + lme._SHARD_MB - 1) == 1
     one = lme.default_executor("auto", 1, lme.MEMORY_BUDGET_MB)
     assert isinstance(one, OverlappedExecutor) and one.max_turns == lme.OVERLAP_TURNS
