@@ -72,6 +72,9 @@ def cmd_longmemeval(args) -> int:
     verb = "resumed" if outcome.resumed else "ran"
     print(f"{verb} run {outcome.run_id}: {outcome.questions} question(s), {outcome.units_run} unit(s) replayed, "
           f"{outcome.units_skipped} already stored, {outcome.failed_units} failed")
+    if getattr(executor, "name", "") == "sharded":
+        print(f"processes: {executor.processes} (this one and {executor.processes - 1} worker(s)); "
+              f"{executor.ran_remote} unit(s) ran in a worker")
     print(f"store: {outcome.store_path}")
     from lsrep.store import RunStore
     from lsrep.summary import print_summary
