@@ -70,9 +70,11 @@ class ShardedExecutor(Executor):
         """Worker pools started (a broken pool is replaced): 0 when every unit ran here."""
         self.ran_remote = 0
         """Units a worker returned (not counting a unit re-run alone after its worker died)."""
+        self._stopping = False
 
     def run(self, tasks: Iterable[UnitTask]) -> Iterator[UnitResult]:
         _fewer_arenas()
+        self._stopping = False
         self._ctx = _SpawnContext()
         _quiet_resource_tracker()
         slots: queue.SimpleQueue[str] = queue.SimpleQueue()
@@ -83,6 +85,8 @@ class ShardedExecutor(Executor):
         def work(task: UnitTask) -> UnitResult:
             slot = slots.get()
             try:
+                if self._stopping:  # the run was interrupted while this unit waited for a process
+                    return None
                 return run_unit(task) if slot == LOCAL else self._remote(task)
             finally:
                 slots.put(slot)
@@ -109,6 +113,7 @@ class ShardedExecutor(Executor):
                 yield pending.popleft().result()
             clean = True
         finally:
+            self._stopping = not clean
             for future in pending:
                 future.cancel()
             threads.shutdown(wait=clean, cancel_futures=True)
@@ -122,6 +127,8 @@ class ShardedExecutor(Executor):
 
     def _worker_pool(self) -> cf.ProcessPoolExecutor:
         with self._lock:
+            if self._stopping:
+                raise RuntimeError("the run was interrupted")
             if self._pool is None:
                 self._pool = ProcessPoolExecutor(self.processes - 1)._pool(self._ctx, self.processes - 1)
                 self.started += 1
@@ -153,6 +160,8 @@ class ShardedExecutor(Executor):
             if self._pool is pool:
                 self._pool = None
         _kill(pool)
+        if self._stopping:  # killed by an interrupted run: nothing to pin, no process to start
+            return crashed_unit(task, RuntimeError("the run was interrupted"))
         return ProcessPoolExecutor(1)._run_alone(task, self._ctx)
 
 

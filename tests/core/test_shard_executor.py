@@ -167,3 +167,42 @@ def test_sharding_caps_the_malloc_arenas_of_this_process(monkeypatch):
     _fake(monkeypatch, lambda n: 0.0)
     assert list(ShardedExecutor(2).run([_Task(0)])) == [0]
     assert calls == [(-8, shard.MALLOC_ARENAS)]  # M_ARENA_MAX
+
+
+def _slow() -> None:
+    time.sleep(60)
+
+
+def test_a_stopped_run_kills_its_worker_and_starts_no_other_process(lme_file, tmp_path, monkeypatch):
+    """The consumer stops (Ctrl-C in the driver) while a worker holds a unit: the worker is killed,
+    the unit it held is not re-run alone, and no queued unit starts."""
+    from lsrep.executors.local import Executor, ProcessPoolExecutor
+    from lsrep.longmemeval import run_longmemeval, spec_from_systems
+
+    class Grab(Executor):
+        def run(self, tasks):
+            self.tasks = list(tasks)
+            return iter(())
+
+    grab = Grab()
+    run_longmemeval(spec_from_systems(["vector-rag"], lme_file, store=tmp_path / "grab.sqlite"), executor=grab,
+                    fresh=True)
+    alone = []
+    monkeypatch.setattr(ProcessPoolExecutor, "_run_alone", lambda self, task, ctx: alone.append(task))
+    ran_here = []
+    real_run_unit = shard.run_unit
+    monkeypatch.setattr(shard, "run_unit", lambda task: ran_here.append(task) or real_run_unit(task))
+    sharded = ShardedExecutor(2, after_unit=_slow)  # the worker sleeps after its unit
+    results = sharded.run(grab.tasks)
+    first = next(results)
+    assert first.unit["status"] == "finished"
+    start = time.monotonic()
+    results.close()
+    assert time.monotonic() - start < 30, "closing waited for the worker's unit"
+    for thread in threading.enumerate():  # the shard threads end on their own once the run stopped
+        if thread.name.startswith("lsrep-shard"):
+            thread.join(timeout=30)
+            assert not thread.is_alive()
+    assert sharded.started == 1 and not alone, "a unit of the stopped run was re-run alone"
+    assert len(ran_here) == 1 and len(grab.tasks) > 3, "a unit queued before the stop started after it"
+    assert sharded._pool is None
