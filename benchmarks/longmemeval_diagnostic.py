@@ -130,6 +130,9 @@ def lsrep_run(data: Path, store: Path, workers: int | None = None) -> dict:
     exe = Path(sys.executable).with_name("lsrep")
     r = measure([str(exe), "longmemeval", "--systems", "vector-rag", "--data", str(data), "--store", str(store),
                  "--fresh", *(["--workers", str(workers)] if workers else [])])
+    # The default executor's process count, as the command prints it (one process: no such line).
+    r["processes"] = next((line for line in r["stdout"].splitlines() if line.startswith("processes: ")),
+                          "processes: 1")
     r["store_mb"] = sum(Path(str(store) + s).stat().st_size for s in ("", "-wal") if Path(str(store) + s).exists()) / 2**20
     return r
 
@@ -201,7 +204,7 @@ def main() -> None:
             print(f"lsrep      wall {r['wall_s']:7.1f} s  CPU {r['cpu_s']:7.1f} s  tree RSS {r['tree_mb']:6.0f} MB  "
                   f"(PSS {r['tree_pss_mb']:4.0f} MB)  largest process "
                   f"{r['max_proc_mb']:6.0f} MB  store {r['store_mb']:6.1f} MiB ({r['store_mb'] / size_mb:.2f}x the "
-                  f"input)  load at start/end {r['load']:.1f}/{r['load_end']:.1f}")
+                  f"input)  load at start/end {r['load']:.1f}/{r['load_end']:.1f}  {r['processes']}")
         for r in theirs:
             print(f"official   wall {r['wall_s']:7.1f} s  CPU {r['cpu_s']:7.1f} s  tree RSS {r['tree_mb']:6.0f} MB  "
                   f"(PSS {r['tree_pss_mb']:4.0f} MB)  largest process {r['max_proc_mb']:6.0f} MB  "

@@ -327,44 +327,58 @@ def run_longmemeval(spec: LongMemEvalSpec, *, source: Path | None = None, execut
 
 
 MEMORY_BUDGET_MB = 300
-"""Default memory budget of a diagnostic: the driver plus its worker processes."""
-_DRIVER_MB, _WORKER_MB = 130, 110
+"""Default memory budget of a diagnostic: every process of the run, adapter hosts included (PSS)."""
+_DRIVER_MB, _SHARD_MB = 150, 120
+"""Peak PSS at S scale (benchmarks/longmemeval_diagnostic.py): this process with its fork server
+and one adapter host; each further process running units (its interpreter, fork server and host)."""
+
+
+def usable_cores() -> int:
+    from lsrep.executors.overlap import usable_cores as cores
+
+    return cores()
 
 
 def default_workers(memory_mb: int = MEMORY_BUDGET_MB) -> int:
-    """Worker processes by default: the cores not already busy (1-minute load), capped by memory.
+    """Processes running units by default: the usable cores (CPU affinity), capped by memory.
 
-    Measured at S scale (benchmarks/longmemeval_diagnostic.py): a driver process peaks near
-    100 MB, its fork server and each host near 50-60 MB (RSS; most of it pages they share), so
-    the 300 MB default leaves one process, which overlaps two questions in two threads
-    (`default_executor`); `--memory-mb 400` allows two workers where two cores are free.
-    """
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        cores = os.cpu_count() or 1
-    free = cores - int(os.getloadavg()[0]) if hasattr(os, "getloadavg") else cores
-    by_memory = (memory_mb - _DRIVER_MB) // _WORKER_MB
-    return max(1, min(free, by_memory))
+    Not the cores idle at start: the operating system shares busy cores between the processes, so
+    a second process on a loaded machine costs its start-up (an interpreter importing LSREP, ~1.5
+    CPU s) and nothing per question, while on a free core it halves the harness's share of the wall
+    time. Within the 300 MB default two processes fit at S scale (`_DRIVER_MB`, `_SHARD_MB`)."""
+    by_memory = 1 + (memory_mb - _DRIVER_MB) // _SHARD_MB
+    return max(1, min(usable_cores(), by_memory))
 
 
 OVERLAP_MB = 600
-"""Memory budget from which the default single worker overlaps any two questions. Two units in
-flight hold two trajectories, two turn indexes and two hosts: at M scale (~5,000 turns a
-question) measured 536 MB tree RSS overlapped against 380 MB one at a time."""
+"""Memory budget from which one process overlaps units of any length in threads. Two units in
+flight hold two trajectories, two turn indexes and two hosts: at M scale (~5,000 turns a question)
+measured 536 MB tree RSS overlapped against 380 MB one at a time."""
 OVERLAP_TURNS = 2000
-"""Below `OVERLAP_MB`, only questions of at most this many turns overlap (S: ~500 turns, measured
+"""Otherwise only questions of at most this many turns run side by side (S: ~500 turns, measured
 within the 300 MB default); a longer one (M: ~5,000) runs alone, after the units before it."""
+LONG_MB = 330
+"""Memory per process running a question longer than `OVERLAP_TURNS` (M scale: one process, its
+fork server and host, peak PSS 332 MB; two processes side by side 653 MB): sharded processes run
+long questions side by side only when the budget holds this much for each of them."""
 
 
 def default_executor(name: str, workers: int, memory_mb: int = MEMORY_BUDGET_MB, address: str | None = None):
-    """`make_executor`, except that `auto` with one worker uses the second core where there is one:
-    two units at a time in threads (`lsrep.executors.overlap`; the adapter hosts are processes),
-    all of them from `OVERLAP_MB`, else those of at most `OVERLAP_TURNS` turns."""
+    """`make_executor`, except for `auto`: with two or more workers, this process and `workers - 1`
+    spawned ones, results in question order (`lsrep.executors.shard`), long questions side by side
+    from `workers * LONG_MB`; with one, two units at a time in threads where two cores are usable
+    (`lsrep.executors.overlap`), long ones from `OVERLAP_MB`. Below those budgets a question of more
+    than `OVERLAP_TURNS` turns runs alone."""
     from lsrep.executors import make_executor
 
-    if name == "auto" and workers <= 1 and memory_mb >= MEMORY_BUDGET_MB:
-        from lsrep.executors.overlap import OverlappedExecutor, usable_cores
+    if name == "auto" and workers >= 2:
+        from lsrep.executors.shard import ShardedExecutor
+
+        long_too = memory_mb >= workers * LONG_MB
+        # A worker empties the offline reader's memo after each question, as the driver does here.
+        return ShardedExecutor(workers, max_turns=None if long_too else OVERLAP_TURNS, after_unit=answer_memo.clear)
+    if name == "auto" and memory_mb >= MEMORY_BUDGET_MB:
+        from lsrep.executors.overlap import OverlappedExecutor
 
         if usable_cores() >= 2:
             return OverlappedExecutor(2, max_turns=None if memory_mb >= OVERLAP_MB else OVERLAP_TURNS)

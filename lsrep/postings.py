@@ -73,7 +73,7 @@ class NgramPostings(Mapping):
                 self._post_all()
                 return self.get(gram, default)
             lists = [self.unigrams.get(tok) for tok in gram]
-            if any(x is None for x in lists):
+            if None in lists:
                 hit = []
             else:
                 needle, texts = f" {' '.join(gram)} ", self.texts

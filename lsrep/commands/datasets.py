@@ -19,10 +19,12 @@ def register(sub, command) -> None:
     sp.add_argument("--types", help="comma-separated question types to run (e.g. temporal-reasoning)")
     sp.add_argument("--questions", help="comma-separated question ids to run")
     sp.add_argument("--executor", default="auto", choices=["auto", "in-process", "overlapped", "process", "ray"],
-                    help="where units run (default: %(default)s: one worker overlaps two questions of at most "
-                         "2,000 turns in threads where two cores are usable, a process pool with more workers)")
+                    help="where units run (default: %(default)s: questions of at most 2,000 turns in --workers "
+                         "processes side by side, results in question order; with one worker, two questions "
+                         "at a time in threads where two cores are usable)")
     sp.add_argument("--workers", type=int, default=None,
-                    help="worker processes (default: the free cores, capped by --memory-mb)")
+                    help="processes running questions, this one included (default: the usable cores, "
+                         "capped by --memory-mb)")
     sp.add_argument("--memory-mb", type=int, default=300,
                     help="memory budget that caps the default number of workers (default 300)")
     sp.add_argument("--address", default=None, help="Ray cluster address (default: start Ray locally)")
@@ -70,6 +72,9 @@ def cmd_longmemeval(args) -> int:
     verb = "resumed" if outcome.resumed else "ran"
     print(f"{verb} run {outcome.run_id}: {outcome.questions} question(s), {outcome.units_run} unit(s) replayed, "
           f"{outcome.units_skipped} already stored, {outcome.failed_units} failed")
+    if getattr(executor, "name", "") == "sharded":
+        print(f"processes: {executor.processes} (this one and {executor.processes - 1} worker(s)); "
+              f"{executor.ran_remote} unit(s) ran in a worker")
     print(f"store: {outcome.store_path}")
     from lsrep.store import RunStore
     from lsrep.summary import print_summary
