@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from lsrep.engine import UnitResult, UnitTask, run_unit
 from lsrep.executors.local import Executor
@@ -42,23 +42,33 @@ class OverlappedExecutor(Executor):
         pending: deque[cf.Future] = deque()
         clean = False
         try:
-            for task in tasks:
-                long = self.max_turns is not None and len(task.trajectory.turns) > self.max_turns
-                if task.adapter_host == "in-process" or long:
-                    while pending:
-                        yield pending.popleft().result()
-                    yield run_unit(task)
-                    continue
-                pending.append(pool.submit(run_unit, task))
-                if len(pending) >= self.depth:
-                    yield pending.popleft().result()
-            while pending:
-                yield pending.popleft().result()
+            yield from in_task_order(tasks, lambda task: pool.submit(run_unit, task), run_unit, self.depth,
+                                     self.max_turns, pending)
             clean = True
         finally:
             for future in pending:
                 future.cancel()
             pool.shutdown(wait=clean, cancel_futures=True)
+
+
+def in_task_order(tasks: Iterable[UnitTask], submit: Callable[[UnitTask], cf.Future],
+                  alone: Callable[[UnitTask], UnitResult], depth: int, max_turns: int | None,
+                  pending: deque[cf.Future]) -> Iterator[UnitResult]:
+    """Results in task order, up to `depth` units submitted ahead (`pending`, the caller's, so it
+    can cancel what is left). A unit whose adapter runs in this process, or whose trajectory is
+    longer than `max_turns`, runs alone (`alone`) in the calling thread after the units before it."""
+    for task in tasks:
+        long = max_turns is not None and len(task.trajectory.turns) > max_turns
+        if task.adapter_host == "in-process" or long:
+            while pending:
+                yield pending.popleft().result()
+            yield alone(task)
+            continue
+        pending.append(submit(task))
+        if len(pending) >= depth:
+            yield pending.popleft().result()
+    while pending:
+        yield pending.popleft().result()
 
 
 def usable_cores() -> int:

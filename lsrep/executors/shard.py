@@ -34,6 +34,7 @@ from lsrep.executors.local import (
     _SpawnContext,
     crashed_unit,
 )
+from lsrep.executors.overlap import in_task_order
 
 LOCAL = "local"
 MALLOC_ARENAS = 2
@@ -99,18 +100,8 @@ class ShardedExecutor(Executor):
         pending: deque[cf.Future] = deque()
         clean = False
         try:
-            for task in tasks:
-                long = self.max_turns is not None and len(task.trajectory.turns) > self.max_turns
-                if task.adapter_host == "in-process" or long:
-                    while pending:
-                        yield pending.popleft().result()
-                    yield run_unit(task)
-                    continue
-                pending.append(threads.submit(work, task))
-                if len(pending) >= window:
-                    yield pending.popleft().result()
-            while pending:
-                yield pending.popleft().result()
+            yield from in_task_order(tasks, lambda task: threads.submit(work, task), run_unit, window,
+                                     self.max_turns, pending)
             clean = True
         finally:
             self._stopping = not clean

@@ -123,3 +123,39 @@ def test_a_unit_longer_than_max_turns_runs_alone(monkeypatch):
     alone = dict(log)
     assert alone[2] == 1, "the long unit ran beside another"
     assert max(alone.values()) == 2, "short units did not overlap"
+
+
+def test_in_task_order_submits_at_most_depth_ahead_and_runs_long_units_alone_after_the_rest():
+    import concurrent.futures as cf
+    from collections import deque
+    from types import SimpleNamespace
+
+    def task(name, turns=1, host="process"):
+        return SimpleNamespace(name=name, trajectory=SimpleNamespace(turns=[0] * turns), adapter_host=host)
+
+    pending: deque = deque()
+    ahead: list[int] = []
+    events: list[str] = []
+
+    def submit(t):
+        ahead.append(len(pending))  # units already submitted and not yet yielded
+        events.append(f"submit {t.name}")
+        future = cf.Future()
+        future.set_result(t.name)
+        return future
+
+    def alone(t):
+        events.append(f"alone {t.name}")
+        return t.name
+
+    tasks = [task("a"), task("b"), task("c"), task("long", turns=5), task("d"), task("here", host="in-process"),
+             task("e")]
+    got = []
+    for result in overlap.in_task_order(tasks, submit, alone, 2, 3, pending):
+        events.append(f"yield {result}")
+        got.append(result)
+    assert got == ["a", "b", "c", "long", "d", "here", "e"]
+    assert max(ahead) == 1  # depth 2: a third unit is never submitted before the first is yielded
+    assert events.index("alone long") > events.index("yield c")  # the units before it come first
+    assert events.index("submit d") > events.index("yield long")
+    assert events.index("alone here") > events.index("yield d") and not pending
