@@ -1,4 +1,4 @@
-"""Executor speed-up, start-up included: in-process, `lsrep run`'s default, overlapped, process pool (1, 2), Ray (issue 20).
+"""Executor speed-up, start-up included: in-process, `lsrep run`'s default, overlapped, process pool (1, 2), sharded (this process and a worker), Ray (issue 20).
 
     python benchmarks/executors.py [--questions 80] [--sessions 12] [--repeat 3] [--no-ray]
 
@@ -26,6 +26,7 @@ from lsrep.probes.generator import generate_longmemeval_file
 from lsrep.executors.auto import AutoExecutor
 from lsrep.executors.local import InProcessExecutor, ProcessPoolExecutor
 from lsrep.executors.overlap import OverlappedExecutor
+from lsrep.executors.shard import ShardedExecutor
 from lsrep.longmemeval import run_longmemeval, spec_from_systems
 
 
@@ -46,6 +47,7 @@ EXECUTORS = {
     "overlapped x2": lambda: OverlappedExecutor(2),
     "process x1": lambda: ProcessPoolExecutor(1),
     "process x2": lambda: ProcessPoolExecutor(2),
+    "sharded x2": lambda: ShardedExecutor(2),
     "ray x2": lambda: _ray(2),
 }
 
