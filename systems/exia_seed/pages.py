@@ -193,7 +193,7 @@ class Page:
         facts = self.facts
         names = list(map(_section_of, facts))
         present = set(names)
-        order = [s for s in SECTION_ORDER if s in present] + sorted(present - set(SECTION_ORDER))
+        order = _section_order(present)
         if len(order) == 1:
             return {order[0]: list(facts)}
         return {s: list(compress(facts, map(eq, names, repeat(s)))) for s in order}
@@ -202,7 +202,7 @@ class Page:
         """The page below its front matter. The lines of each section are kept (`_lines`), so the
         facts appended since the last call are the only ones rendered."""
         lines = self._lines()
-        order = [s for s in SECTION_ORDER if s in lines] + sorted(lines.keys() - set(SECTION_ORDER))
+        order = _section_order(lines.keys())
         out = [f"# {self.name}", ""]
         for section in order:
             out.append(f"## {section}")
@@ -419,3 +419,8 @@ def picked(facts: list[Fact], ids: set[int]) -> list[Fact]:
     """The facts whose `id()` is in `ids`, in order: `[f for f in facts if id(f) in ids]`, the
     page walked once, in C (their positions by `compress`), rather than one Python step a fact."""
     return list(map(facts.__getitem__, compress(count(), map(ids.__contains__, map(id, facts)))))
+
+
+def _section_order(present) -> list[str]:
+    """The sections present (a set or a dict's keys), in `SECTION_ORDER`, then the others sorted."""
+    return [s for s in SECTION_ORDER if s in present] + sorted(present - set(SECTION_ORDER))

@@ -644,3 +644,15 @@ def test_keys_follow_facts_taken_off_or_put_on_the_list_directly(tmp_path, chang
     mine = reader.load_mutable(fiches)["a"]
     assert mine._dedupe_keys() == {(f.text, tuple(f.refs)) for f in mine.facts}
     assert mine.add_fact(fact("f2", "y")) == (change == "pop")
+
+
+def test_sections_beyond_the_known_ones_come_after_them_sorted_in_sections_and_body():
+    names = ["zeta", "semantic", "mu", "alpha", "procedural", "omega", "beta"]
+    page = Page(slug="p", name="P", facts=[fact(f"f{i}", f"t{i}", s) for i, s in enumerate(names)])
+    expected = ["procedural", "semantic", "alpha", "beta", "mu", "omega", "zeta"]
+    assert list(page.sections()) == expected
+    headings = [line[3:] for line in page.body().splitlines() if line.startswith("## ")]
+    assert headings == expected
+    page.add_fact(fact("late", "t late", "gamma"))  # a section first seen after the lines were kept
+    headings = [line[3:] for line in page.body().splitlines() if line.startswith("## ")]
+    assert headings == ["procedural", "semantic", "alpha", "beta", "gamma", "mu", "omega", "zeta"]
