@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import calendar
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, timedelta
 
@@ -313,10 +314,13 @@ def anchored(prefix: str, anchor: DaySpan) -> tuple[int, DaySpan] | None:
     return None
 
 
-def date_spans(text: str) -> list[DaySpan]:
-    """Every date expression in `text` as the days it names, in order of appearance."""
+def date_spans(text: str, keep: Callable[[int, int], bool] | None = None) -> list[DaySpan]:
+    """Every date expression in `text` as the days it names, in order of appearance; with `keep`,
+    only those whose (start, end) in `text` it keeps."""
     out: list[DaySpan] = []
-    for start, _end, span in absolute_matches(text):
+    for start, end, span in absolute_matches(text):
+        if keep is not None and not keep(start, end):
+            continue
         rel = anchored(text[max(0, start - 40):start], span)
         out.append(rel[1] if rel else span)
     return out

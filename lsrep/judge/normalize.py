@@ -77,7 +77,7 @@ from lsrep.judge.lexicon import same_word
 from lsrep.judge.lists import SUBJECTS, list_given, list_shape, or_inside_item
 from lsrep.judge.negation import denied_at, denied_words, span_denied
 from lsrep.judge.owner import OWNER_PRONOUNS, other_owner, owner_span
-from lsrep.temporal import absolute_matches, anchored, date_spans, whole_date
+from lsrep.temporal import date_spans, whole_date
 from lsrep.text import STOPWORDS, fold
 
 # -- abstention ---------------------------------------------------------------------------------
@@ -405,8 +405,7 @@ def _negated_at(answer: str, answer_tokens: tuple[str, ...], ref_tokens: tuple[s
 def _asserted_dates(answer: str) -> list:
     """The dates an answer names (`lsrep.temporal.date_spans`) but those a negation denies (v7:
     "She didn't attend on 7 May 2023" does not give 7 May 2023; "not in June but on 7 May" does)."""
-    return [rel[1] if (rel := anchored(answer[max(0, start - 40):start], span)) else span
-            for start, end, span in absolute_matches(answer) if not denied_at(answer, start, end)]
+    return date_spans(answer, keep=lambda start, end: not denied_at(answer, start, end))
 
 
 def gives(answer: str, reference: str, question: str = "", _depth: int = 0) -> bool:
