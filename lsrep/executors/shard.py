@@ -18,8 +18,8 @@ is re-run once alone in a fresh process and recorded as a failed unit if it cras
 from __future__ import annotations
 
 import concurrent.futures as cf
-import queue
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 
@@ -37,6 +37,12 @@ from lsrep.executors.local import (
 from lsrep.executors.overlap import in_task_order
 
 LOCAL = "local"
+REMOTE = "remote"
+AHEAD = 2
+"""Units a worker may hold while units are short (`AHEAD_BELOW_S`): the one it runs and the next,
+already sent, so it never waits for this process to hand it one (see `_Lanes`)."""
+AHEAD_BELOW_S = 0.5
+"""A unit is short when this process's recent units took less (seconds, moving average)."""
 MALLOC_ARENAS = 2
 """glibc malloc arenas this process keeps while it shards (`_fewer_arenas`)."""
 
@@ -51,7 +57,8 @@ def run_then(task: UnitTask, after: Callable[[], None] | None) -> UnitResult:
 
 
 class ShardedExecutor(Executor):
-    """This process and `processes - 1` spawned workers, one unit each at a time; results in task order.
+    """This process and `processes - 1` spawned workers, each running one unit at a time (a worker
+    holds its next unit too while units are short: `_Lanes`); results in task order.
 
     `after_unit` runs in a worker after each of its units (the caller does its own for the units
     this process runs, when it consumes their results).
@@ -78,24 +85,23 @@ class ShardedExecutor(Executor):
         self._stopping = False
         self._ctx = _SpawnContext()
         _quiet_resource_tracker()
-        slots: queue.SimpleQueue[str] = queue.SimpleQueue()
-        slots.put(LOCAL)
-        for _ in range(self.processes - 1):
-            slots.put("worker")
+        lanes = _Lanes(self.processes - 1)
 
         def work(task: UnitTask) -> UnitResult:
-            slot = slots.get()
+            lane = lanes.take()
+            start = None
             try:
                 if self._stopping:  # the run was interrupted while this unit waited for a process
                     return None
-                return run_unit(task) if slot == LOCAL else self._remote(task)
+                start = time.perf_counter()
+                return run_unit(task) if lane == LOCAL else self._remote(task)
             finally:
-                slots.put(slot)
+                lanes.give(lane, None if start is None else time.perf_counter() - start)
 
-        # Twice as many units in flight as processes: a unit waits in its thread for a free process
+        # Twice as many units in flight as lanes: a unit waits in its thread for a free process
         # (this one or a worker), so a process that finishes early takes the next unit at once
         # instead of waiting for the result due first to be consumed.
-        window = 2 * self.processes
+        window = 2 * (1 + AHEAD * (self.processes - 1))
         threads = cf.ThreadPoolExecutor(max_workers=window, thread_name_prefix="lsrep-shard")
         pending: deque[cf.Future] = deque()
         clean = False
@@ -170,3 +176,51 @@ def _fewer_arenas() -> None:
         ctypes.CDLL(None).mallopt(-8, MALLOC_ARENAS)  # M_ARENA_MAX
     except (OSError, AttributeError):
         pass
+
+
+class _Lanes:
+    """Which process runs the next unit: this one when it is free, else a worker with room.
+
+    A worker holds one unit, or `AHEAD` while units are short. Its next unit then waits in the
+    pool's queue, so the worker starts it the moment it returns the last one instead of idling
+    while this process (its GIL busy with its own unit and with writing results) takes the result
+    and sends the next unit: on 160 units of ~80 ms (`benchmarks/executors.py`) that wait left the
+    worker idle for a tenth of the run. Long units are not sent ahead: the wait is a small share
+    of them, and a unit sent ahead can leave this process idle at the end of the run while the
+    worker still has it to run.
+    """
+
+    def __init__(self, workers: int) -> None:
+        self._cond = threading.Condition()
+        self._workers = workers
+        self._local_free = True
+        self._remote = 0
+        self.local_s: float | None = None
+        """Moving average of this process's unit time (None before its first unit ends)."""
+
+    def room(self) -> int:
+        """Units the workers may hold now."""
+        short = self.local_s is not None and self.local_s < AHEAD_BELOW_S
+        return self._workers * (AHEAD if short else 1)
+
+    def take(self) -> str:
+        with self._cond:
+            while True:
+                if self._local_free:
+                    self._local_free = False
+                    return LOCAL
+                if self._remote < self.room():
+                    self._remote += 1
+                    return REMOTE
+                self._cond.wait()
+
+    def give(self, lane: str, seconds: float | None) -> None:
+        """A unit ended in `lane` after `seconds` (None: it never started)."""
+        with self._cond:
+            if lane == LOCAL:
+                self._local_free = True
+                if seconds is not None:
+                    self.local_s = seconds if self.local_s is None else 0.7 * self.local_s + 0.3 * seconds
+            else:
+                self._remote -= 1
+            self._cond.notify_all()

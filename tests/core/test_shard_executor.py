@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import threading
@@ -91,16 +92,22 @@ class _Task:
 
 
 def _fake(monkeypatch, delay):
-    """Local and remote units replaced by sleeps (earlier tasks take longer); returns the log."""
-    active, log, lock = [0], [], threading.Lock()
+    """Local and remote units replaced by sleeps (earlier tasks take longer); returns the log of
+    (task, where, units running, units the worker holds) at each unit's start. The fake worker runs
+    one unit at a time, as a pool worker does; a unit sent to it waits while it runs another."""
+    active, held, log, lock, worker = [0], [0], [], threading.Lock(), threading.Lock()
 
     def unit(task, where):
         with lock:
-            active[0] += 1
-            log.append((task.n, where, active[0]))
-        time.sleep(delay(task.n))
-        with lock:
-            active[0] -= 1
+            held[0] += where == "remote"
+        with worker if where == "remote" else contextlib.nullcontext():
+            with lock:
+                active[0] += 1
+                log.append((task.n, where, active[0], held[0]))
+            time.sleep(delay(task.n))
+            with lock:
+                active[0] -= 1
+                held[0] -= where == "remote"
         return task.n
 
     monkeypatch.setattr(shard, "run_unit", lambda task: unit(task, "local"))
@@ -111,25 +118,67 @@ def _fake(monkeypatch, delay):
 def test_results_come_in_task_order_with_one_unit_per_process(monkeypatch):
     log = _fake(monkeypatch, lambda n: 0.02 * (8 - n))
     assert list(ShardedExecutor(2).run(_Task(i) for i in range(8))) == list(range(8))
-    assert max(a for _, _, a in log) == 2, "more units at once than processes"
-    assert {w for _, w, _ in log} == {"local", "remote"}
+    assert max(a for _, _, a, _ in log) == 2, "more units at once than processes"
+    assert {w for _, w, _, _ in log} == {"local", "remote"}
 
 
 def test_a_free_process_takes_the_next_unit_before_the_due_result_is_consumed(monkeypatch):
     # The first unit is slow: while it runs here, the worker runs the next ones.
     log = _fake(monkeypatch, lambda n: 0.4 if n == 0 else 0.02)
     assert list(ShardedExecutor(2).run(_Task(i) for i in range(4))) == [0, 1, 2, 3]
-    where = {n: w for n, w, _ in log}
+    where = {n: w for n, w, _, _ in log}
     assert [where[n] for n in (1, 2, 3)].count("remote") == 3
+
+
+def test_a_worker_holds_its_next_unit_while_units_are_short(monkeypatch):
+    log = _fake(monkeypatch, lambda n: 0.03)
+    assert list(ShardedExecutor(2).run(_Task(i) for i in range(40))) == list(range(40))
+    assert max(h for _, w, _, h in log if w == "remote") == 2, "no unit was sent ahead to the worker"
+    assert max(a for _, _, a, _ in log) == 2
+
+
+def test_long_units_are_not_sent_ahead(monkeypatch):
+    monkeypatch.setattr(shard, "AHEAD_BELOW_S", 0.02)
+    log = _fake(monkeypatch, lambda n: 0.03)
+    assert list(ShardedExecutor(2).run(_Task(i) for i in range(10))) == list(range(10))
+    assert max(h for _, w, _, h in log if w == "remote") == 1
+
+
+def test_lanes_prefer_this_process_and_give_workers_room_by_unit_time():
+    lanes = shard._Lanes(workers=3)
+    assert lanes.room() == 3, "room before any unit here ended"
+    assert lanes.take() == shard.LOCAL
+    assert [lanes.take() for _ in range(3)] == [shard.REMOTE] * 3
+    lanes.give(shard.LOCAL, None)  # never ran: no time
+    assert lanes.local_s is None and lanes.take() == shard.LOCAL
+    lanes.give(shard.LOCAL, 0.1)
+    assert lanes.local_s == 0.1 and lanes.room() == 3 * shard.AHEAD
+    lanes.give(shard.LOCAL, None)  # a local unit that never started does not count
+    assert lanes.local_s == 0.1
+    assert lanes.take() == shard.LOCAL
+    lanes.give(shard.LOCAL, 2.1)
+    assert lanes.local_s == pytest.approx(0.7 * 0.1 + 0.3 * 2.1) and lanes.local_s >= shard.AHEAD_BELOW_S
+    assert lanes.room() == 3
+    lanes.local_s = shard.AHEAD_BELOW_S
+    assert lanes.room() == 3, "a unit as long as the bound counts as short"
+    assert lanes.take() == shard.LOCAL  # this process first when it is free
+    taken = []
+    waiter = threading.Thread(target=lambda: taken.append(lanes.take()))
+    waiter.start()
+    time.sleep(0.05)
+    assert not taken, "a fourth unit went to the workers beyond their room"
+    lanes.give(shard.REMOTE, 0.1)
+    waiter.join(timeout=5)
+    assert taken == [shard.REMOTE]
 
 
 def test_long_and_in_process_units_run_alone_here(monkeypatch):
     log = _fake(monkeypatch, lambda n: 0.03)
     tasks = [_Task(0), _Task(1), _Task(2, turns=50), _Task(3), _Task(4, host="in-process"), _Task(5)]
     assert list(ShardedExecutor(2, max_turns=20).run(tasks)) == [0, 1, 2, 3, 4, 5]
-    by_task = {n: (w, a) for n, w, a in log}
+    by_task = {n: (w, a) for n, w, a, _ in log}
     assert by_task[2] == ("local", 1) and by_task[4] == ("local", 1)
-    assert max(a for _, _, a in log) == 2
+    assert max(a for _, _, a, _ in log) == 2
 
 
 def test_longmemeval_default_shards_over_the_usable_cores_within_the_memory_budget(monkeypatch):
@@ -210,7 +259,9 @@ def test_a_stopped_run_kills_its_worker_and_starts_no_other_process(lme_file, tm
 
 
 def test_no_queued_unit_starts_once_the_run_stopped(monkeypatch):
-    """Units waiting for a process when the consumer stops never start (the worker holds its slot)."""
+    """Units waiting for a process when the consumer stops never start (the worker holds its slot).
+    (A unit already sent ahead to a worker dies with it: the stopped-run test above, with a real worker.)"""
+    monkeypatch.setattr(shard, "AHEAD_BELOW_S", 0.0)  # nothing sent ahead: the fake worker cannot be killed
     log = _fake(monkeypatch, lambda n: 1.0 if n == 1 else 0.05)  # unit 1 holds the worker throughout
     sharded = ShardedExecutor(2)
     results = sharded.run(_Task(i) for i in range(8))
@@ -220,6 +271,6 @@ def test_no_queued_unit_starts_once_the_run_stopped(monkeypatch):
     for thread in threading.enumerate():
         if thread.name.startswith("lsrep-shard"):
             thread.join(timeout=10)
-    started = [n for n, _, _ in log]
+    started = [n for n, _, _, _ in log]
     assert started[:2] == [0, 1] and len(started) <= 3, f"units {started[2:]} started after the stop"
     assert time.monotonic() - stopped < 5
