@@ -78,8 +78,11 @@ class VectorCache:
     def __init__(self) -> None:
         self.ids: list[str] | None = None
         self._buf = np.zeros((0, 0), dtype=np.float32)
+        self.generation = 0
+        """Counts loads and reallocations (products kept over `matrix()` are dropped on a change)."""
 
     def load(self, rows: list[tuple[str, bytes]]) -> None:
+        self.generation += 1
         self.ids = [r[0] for r in rows]
         self._buf = (np.vstack([from_blob(r[1]) for r in rows]) if rows
                      else np.zeros((0, 0), dtype=np.float32))
@@ -92,10 +95,12 @@ class VectorCache:
         n = len(self.ids)
         if self._buf.shape[0] == 0 or self._buf.shape[1] != vec.shape[0]:
             self._buf = np.zeros((max(16, 2 * n), vec.shape[0]), dtype=np.float32)
+            self.generation += 1
         elif n == self._buf.shape[0]:
             grown = np.zeros((2 * n, self._buf.shape[1]), dtype=np.float32)
             grown[:n] = self._buf
             self._buf = grown
+            self.generation += 1
         self._buf[n] = vec
         self.ids.append(item_id)
 

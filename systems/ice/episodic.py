@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -14,6 +13,7 @@ from .embedding import to_blob
 from .lexical import LexicalIndex, Tokenizer, top_k_stable  # noqa: F401 (tests import it from here)
 from .strengths import StrengthArrays
 from .text import content_words, estimate_tokens, fts_query
+from .turnreads import _SELECT, StoredTurn, TurnReads, _stored
 from .vectors import TurnVectors
 
 MIGRATIONS = [
@@ -77,49 +77,9 @@ class TurnRecord:
     """The text whose vector is stored (the host's embedding-text policy); None: the content."""
 
 
-@dataclass(frozen=True)
-class StoredTurn:
-    """A stored turn with its memory state."""
-
-    turn_id: str
-    conversation_id: str
-    session_id: str
-    index: int
-    timestamp: str
-    role: str
-    speaker: str | None
-    content: str
-    topic: str
-    strength: float
-
-    @property
-    def label(self) -> str:
-        return self.speaker or self.role
-
-    def render(self) -> str:
-        """The turn as a context line: `[date speaker] content`."""
-        return f"[{self.timestamp[:10]} {self.label}] {self.content}"
-
-    @property
-    def tokens(self) -> int:
-        return estimate_tokens(self.render())
-
-
 LEXICAL_WARMUP = 16
 """Queries an open store answers by FTS5 alone before it builds its lexical index."""
 
-_SELECT = ("SELECT t.turn_id, t.conv_id, t.sess_id, t.idx, t.ts, t.role, t.speaker, t.content,"
-           " t.topic, s.strength FROM turns t JOIN turn_strength s ON s.rowid = t.rowid")
-"""What a `StoredTurn` is built from: the turn's row (its vector is in `turn_vectors`) and its
-strength (in `turn_strength`)."""
-
-
-def _stored(row: sqlite3.Row) -> StoredTurn:
-    return StoredTurn(
-        turn_id=row["turn_id"], conversation_id=row["conv_id"], session_id=row["sess_id"],
-        index=row["idx"], timestamp=row["ts"], role=row["role"], speaker=row["speaker"],
-        content=row["content"], topic=row["topic"], strength=row["strength"],
-    )
 
 
 class EpisodicStore:
@@ -143,6 +103,8 @@ class EpisodicStore:
         self._lexical: LexicalIndex | None = None
         self._tokenizer: Tokenizer | None = None
         self._unindexed_queries = 0
+        self.reads = TurnReads(self.conn)
+        """Turns read before and the summaries worker's conversation cursors."""
 
     def close(self) -> None:
         if self._tokenizer is not None:
@@ -182,6 +144,7 @@ class EpisodicStore:
                 self._counts[key] += 1
         if self._conversations is not None:
             self._conversations.setdefault(turn.conversation_id, None)
+        self.reads.added(turn.conversation_id, turn.index, cur.lastrowid)
         if self._pending is not None:
             self._pending[turn.turn_id] = None
         if self._strengths is not None:
@@ -222,15 +185,11 @@ class EpisodicStore:
         return _stored(row) if row else None
 
     def get_many(self, turn_ids: list[str]) -> dict[str, StoredTurn]:
-        """The stored turns among `turn_ids`, in their order (one query per 500 ids, not one per id)."""
-        found: dict[str, StoredTurn] = {}
-        wanted = list(dict.fromkeys(turn_ids))
-        for start in range(0, len(wanted), 500):
-            chunk = wanted[start:start + 500]
-            marks = ",".join("?" * len(chunk))
-            for row in self.conn.execute(f"{_SELECT} WHERE t.turn_id IN ({marks})", chunk):
-                found[row["turn_id"]] = _stored(row)
-        return {t: found[t] for t in wanted if t in found}
+        """The stored turns among `turn_ids`, in their order (see `TurnReads.get_many`)."""
+        return self.reads.get_many(turn_ids, self._strengths)
+
+    def get_many_scan(self, turn_ids: list[str]) -> dict[str, StoredTurn]:
+        return self.reads.get_many_scan(turn_ids)  # the rule (tests compare them)
 
     def count(self, conversation_id: str | None = None) -> int:
         """Stored turns (of one conversation, or all); counted once, then kept on add."""
@@ -266,11 +225,11 @@ class EpisodicStore:
         return [_stored(r) for r in reversed(rows)]
 
     def conversation(self, conversation_id: str, skip: int = 0) -> list[StoredTurn]:
-        """The conversation's turns in order, after the first `skip`."""
-        rows = self.conn.execute(
-            f"{_SELECT} WHERE t.conv_id = ? ORDER BY t.idx, t.rowid LIMIT -1 OFFSET ?",
-            (conversation_id, skip)).fetchall()
-        return [_stored(r) for r in rows]
+        """The conversation's turns in order, after the first `skip` (see `TurnReads`)."""
+        return self.reads.conversation(conversation_id, skip)
+
+    def conversation_scan(self, conversation_id: str, skip: int = 0) -> list[StoredTurn]:
+        return self.reads.conversation_scan(conversation_id, skip)  # the rule
 
     def conversations(self) -> list[str]:
         """Conversation ids in order of their first stored turn."""

@@ -190,13 +190,20 @@ class LexicalIndex:
         # Turns the answer may come from: once every one of them is a candidate, the
         # candidates hold every match (a query whose words are everywhere: score them all once).
         scope = n_docs if code is None else int(np.count_nonzero(topics == code))
+        # The candidates are the turns holding a taken phrase: marked per turn as phrases are
+        # taken (the sorted positions `np.unique` of the postings gives, without sorting them).
+        held = np.full(n_docs, False)
+        marked = 0
         for taken in range(1, len(by_bound) + 1):
             rest = math.fsum(bounds[p[0]] for p in by_bound[taken:])
             final = taken == len(by_bound)
             if not final and math.fsum(bounds[p[0]] for p in by_bound[:taken]) <= rest * (
                     1.0 + BOUND_MARGIN):
                 continue  # the cut cannot hold yet: every score is below its phrases' bounds
-            cand = np.unique(np.concatenate([p[2] for p in by_bound[:taken]]))
+            for p in by_bound[marked:taken]:
+                held[p[2]] = True
+            marked = taken
+            cand = np.flatnonzero(held)
             if code is not None:
                 cand = cand[topics[cand] == code]
             last = final or cand.shape[0] == scope

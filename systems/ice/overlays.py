@@ -10,7 +10,8 @@ from pathlib import Path
 import numpy as np
 
 from .db import open_database
-from .embedding import VectorCache, to_blob
+from .embedding import ProductCache, VectorCache, to_blob
+from .lexical import top_k_stable
 
 SUMMARY_MIGRATIONS = [
     ("m001_summaries", """
@@ -47,6 +48,9 @@ class SummaryStore:
     def __init__(self, path: Path) -> None:
         self.conn = open_database(path, SUMMARY_MIGRATIONS)
         self._vectors = VectorCache()
+        self._products = ProductCache()
+        """`matrix @ q` for the query vectors asked before (the probes come back every checkpoint)."""
+        self._product_generation = 0
         self._covered: dict[str, int] | None = None
         """conversation -> turns its summaries cover: read once per open, kept on add."""
 
@@ -94,10 +98,25 @@ class SummaryStore:
         return Summary(row["id"], row["conv_id"], row["first_ts"], row["last_ts"], row["text"],
                        tuple(json.loads(row["source_turns"])))
 
-    def search(self, qvec: np.ndarray, k: int) -> list[str]:
+    def _vector_ids(self) -> list[str]:
         if self._vectors.ids is None:
             self._vectors.load(self.conn.execute("SELECT id, vec FROM summaries ORDER BY rowid").fetchall())
-        ids = self._vectors.ids or []
+        return self._vectors.ids or []
+
+    def search(self, qvec: np.ndarray, k: int) -> list[str]:
+        """Summary ids by similarity with the query, best first, ties in storage order."""
+        ids = self._vector_ids()
+        if not ids:
+            return []
+        if self._product_generation != self._vectors.generation:
+            self._products.clear()  # reloaded or moved: products are recomputed on it
+            self._product_generation = self._vectors.generation
+        sims = self._products.product(self._vectors.matrix(), np.asarray(qvec, dtype=np.float32))
+        return [ids[i] for i in top_k_stable(sims, k)]
+
+    def search_scan(self, qvec: np.ndarray, k: int) -> list[str]:
+        """The rule `search` keeps: one product over every summary, a stable sort of it all."""
+        ids = self._vector_ids()
         if not ids:
             return []
         sims = self._vectors.matrix() @ np.asarray(qvec, dtype=np.float32)
