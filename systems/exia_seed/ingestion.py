@@ -207,21 +207,28 @@ def pending_lots(paths: MemoryPaths, settings: Settings, agent_label: str) -> li
     withdrawn = withdrawn_refs(paths)
     lots: list[Lot] = []
     for batch in list(progress.pending.values()):  # closed batches with lines not integrated
-        done = set(progress["integres"].get(batch["id"], []))
-        sources: list[Source] = []
-        text = (paths.root / batch["fichier"]).read_text(encoding="utf-8")
-        for number, raw in enumerate(text.splitlines(), start=1):
-            ref = f"brut:{batch['id']}:{number}"
-            m = _RAW_LINE.match(raw)
-            if number in done or ref in withdrawn or not m:
-                continue
-            is_agent = m["speaker"] == agent_label and not settings.no_agent_speaker
-            sources.append(Source(
-                ref=ref, text=f"{m['speaker']}: {m['text']}", is_agent=is_agent, day=batch["date"], time=m["time"],
-            ))
+        sources = batch_sources(paths, settings, agent_label, batch,
+                                set(progress["integres"].get(batch["id"], [])), withdrawn)
         if sources:
             lots.append(Lot(batch["id"], batch["date"], tuple(sources)))
     return lots
+
+
+def batch_sources(paths: MemoryPaths, settings: Settings, agent_label: str, batch: dict,
+                  done: set[int], withdrawn: set[str]) -> list[Source]:
+    """A closed batch's raw lines still to integrate: neither in `done` (line numbers) nor withdrawn."""
+    sources: list[Source] = []
+    text = (paths.root / batch["fichier"]).read_text(encoding="utf-8")
+    for number, raw in enumerate(text.splitlines(), start=1):
+        ref = f"brut:{batch['id']}:{number}"
+        m = _RAW_LINE.match(raw)
+        if number in done or ref in withdrawn or not m:
+            continue
+        is_agent = m["speaker"] == agent_label and not settings.no_agent_speaker
+        sources.append(Source(
+            ref=ref, text=f"{m['speaker']}: {m['text']}", is_agent=is_agent, day=batch["date"], time=m["time"],
+        ))
+    return sources
 
 
 def origin_map(paths: MemoryPaths) -> dict[str, str]:

@@ -29,10 +29,10 @@ from lsrep.systems.exia_seed import ExiaSeedProvider, Settings, jsonfast, progre
 from lsrep.systems.exia_seed.events import Emitter
 from lsrep.systems.exia_seed.files import MemoryPaths
 from lsrep.systems.exia_seed.ingestion import (
-    _RAW_LINE,
     Lot,
     RawLine,
     RawWriter,
+    batch_sources,
     pending_lots,
     withdrawn_refs,
 )
@@ -47,7 +47,6 @@ from lsrep.systems.exia_seed.progress import (
     save_progress,
     set_tries,
 )
-from lsrep.systems.exia_seed.prompts import Source
 
 
 def plain(data) -> str:
@@ -266,16 +265,8 @@ def old_pending(paths: MemoryPaths, settings: Settings, agent_label: str) -> lis
         done = set(state["integres"].get(batch["id"], []))
         if len(done) >= batch["lignes"]:
             continue
-        sources: list[Source] = []
-        text = (paths.root / batch["fichier"]).read_text(encoding="utf-8")
-        for number, raw in enumerate(text.splitlines(), start=1):
-            ref = f"brut:{batch['id']}:{number}"
-            m = _RAW_LINE.match(raw)
-            if number in done or ref in withdrawn or not m:
-                continue
-            is_agent = m["speaker"] == agent_label and not settings.no_agent_speaker
-            sources.append(Source(ref=ref, text=f"{m['speaker']}: {m['text']}", is_agent=is_agent,
-                                  day=batch["date"], time=m["time"]))
+        # The lines of one batch are read as pending_lots reads them; what differs is which batches.
+        sources = batch_sources(paths, settings, agent_label, batch, done, withdrawn)
         if sources:
             lots.append(Lot(batch["id"], batch["date"], tuple(sources)))
     return lots
