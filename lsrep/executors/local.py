@@ -8,15 +8,17 @@ a failure row and error observations, and the campaign continues.
 from __future__ import annotations
 
 import concurrent.futures as cf
-import multiprocessing
 import os
-import signal
-import sys
-import threading
 import time
 from collections.abc import Iterable, Iterator
 
 from lsrep.engine import UnitResult, UnitTask, run_unit
+from lsrep.executors.workers import (
+    WorkerContext,
+    quiet_resource_tracker,
+    stop_fork_server,
+    worker_init,
+)
 
 
 class Executor:
@@ -60,14 +62,14 @@ class ProcessPoolExecutor(Executor):
         self.workers = workers
 
     def _pool(self, ctx, workers: int) -> cf.ProcessPoolExecutor:
-        return cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_init,
+        return cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=worker_init,
                                       initargs=(os.getpid(),))
 
     def run(self, tasks: Iterable[UnitTask]) -> Iterator[UnitResult]:
         # Tasks are pulled lazily with a bounded window in flight, so a streamed
         # data set never sits in memory whole.
-        ctx = _SpawnContext()
-        _quiet_resource_tracker()
+        ctx = WorkerContext()
+        quiet_resource_tracker()
         window = 2 * self.workers
         source = iter(tasks)
         pool = self._pool(ctx, self.workers)
@@ -113,10 +115,13 @@ class ProcessPoolExecutor(Executor):
                 fill()
             clean = True
         finally:
-            if clean:
-                pool.shutdown(wait=True, cancel_futures=True)
-            else:  # Ctrl-C or the consumer stopped: no worker outlives the driver's intent
-                _kill(pool)
+            try:
+                if clean:
+                    pool.shutdown(wait=True, cancel_futures=True)
+                else:  # Ctrl-C or the consumer stopped: no worker outlives the driver's intent
+                    _kill(pool)
+            finally:
+                stop_fork_server()
 
     def _run_alone(self, task: UnitTask, ctx) -> UnitResult:
         solo = self._pool(ctx, 1)
@@ -141,54 +146,6 @@ class ProcessPoolExecutor(Executor):
                 solo.shutdown(wait=True)
             else:
                 _kill(solo)
-
-
-class _SpawnProcess(multiprocessing.context.SpawnProcess):
-    """A spawned worker born with SIGINT blocked, so Ctrl-C (sent to the whole terminal process
-    group) cannot interrupt it while it imports; the driver alone handles the interrupt."""
-
-    def start(self) -> None:
-        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-        try:
-            super().start()
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
-
-
-class _SpawnContext(multiprocessing.context.SpawnContext):
-    Process = _SpawnProcess
-
-
-def _quiet_resource_tracker() -> None:
-    # After Ctrl-C or a killed worker the pool's queue semaphores are left to multiprocessing's
-    # resource tracker, which cleans them up and warns on stderr; the interrupt's one line
-    # should stay one line. The tracker takes its warning filters from this interpreter's -W.
-    quiet = "ignore:resource_tracker:UserWarning"
-    if quiet not in sys.warnoptions:
-        sys.warnoptions.append(quiet)
-
-
-def _worker_init(parent_pid: int) -> None:
-    """In each worker: die with the driver, and leave Ctrl-C to it."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass  # not Linux: the watchdog below still applies
-    if os.getppid() != parent_pid:
-        os._exit(1)
-
-    def watchdog() -> None:
-        while True:
-            time.sleep(0.5)
-            if os.getppid() != parent_pid:
-                os._exit(1)
-
-    threading.Thread(target=watchdog, name="lsrep-parent-watchdog", daemon=True).start()
 
 
 _dead_since: dict[int, float] = {}

@@ -1,10 +1,11 @@
-"""Sharded execution: units run in this process and in spawned worker processes, results in task order.
+"""Sharded execution: units run in this process and in worker processes, results in task order.
 
 The harness's own work on a unit (indexing its trajectory, auditing contexts, answering, the wire
 to its adapter host) holds one interpreter's GIL, so two units in threads of one process share one
-core's worth of harness CPU (`lsrep.executors.overlap`). Here each of `processes - 1` spawned
-workers runs a unit beside the one this process runs, each with its own GIL and adapter host; this
-process also stays the only writer (it consumes the results) and reads the input.
+core's worth of harness CPU (`lsrep.executors.overlap`). Here each of `processes - 1` workers
+(forked from a fork server that has imported the harness: `lsrep.executors.workers`) runs a unit
+beside the one this process runs, each with its own GIL and adapter host; this process also stays
+the only writer (it consumes the results) and reads the input.
 
 Results come back in the order the tasks came, as `InProcessExecutor` gives them, so the store is
 written in the same order with the same rows whichever process ran a unit. A unit whose adapter runs
@@ -30,11 +31,10 @@ from lsrep.executors.local import (
     ProcessPoolExecutor,
     _kill,
     _lost_worker,
-    _quiet_resource_tracker,
-    _SpawnContext,
     crashed_unit,
 )
 from lsrep.executors.overlap import in_task_order
+from lsrep.executors.workers import WorkerContext, quiet_resource_tracker, stop_fork_server
 
 LOCAL = "local"
 REMOTE = "remote"
@@ -83,8 +83,8 @@ class ShardedExecutor(Executor):
     def run(self, tasks: Iterable[UnitTask]) -> Iterator[UnitResult]:
         _fewer_arenas()
         self._stopping = False
-        self._ctx = _SpawnContext()
-        _quiet_resource_tracker()
+        self._ctx = WorkerContext()
+        quiet_resource_tracker()
         lanes = _Lanes(self.processes - 1)
 
         def work(task: UnitTask) -> UnitResult:
@@ -116,11 +116,14 @@ class ShardedExecutor(Executor):
             threads.shutdown(wait=clean, cancel_futures=True)
             with self._lock:
                 pool, self._pool = self._pool, None
-            if pool is not None:
-                if clean:
-                    pool.shutdown(wait=True, cancel_futures=True)
-                else:  # Ctrl-C or the consumer stopped: no worker outlives the driver's intent
-                    _kill(pool)
+            try:
+                if pool is not None:
+                    if clean:
+                        pool.shutdown(wait=True, cancel_futures=True)
+                    else:  # Ctrl-C or the consumer stopped: no worker outlives the driver's intent
+                        _kill(pool)
+            finally:
+                stop_fork_server()
 
     def _worker_pool(self) -> cf.ProcessPoolExecutor:
         with self._lock:

@@ -1,0 +1,159 @@
+"""How a local pool's worker processes start: forked from a fork server that has imported the harness.
+
+A spawned worker is a fresh interpreter: it imports LSREP before its first unit (about 0.35 s of CPU
+on a 2-core machine, while the driver's own units compete for the cores), so on many small units
+the pool paid each worker's start-up again in every run. Here the workers come from
+`multiprocessing`'s fork server: one process, started with the pool's first worker, that imports
+the modules a unit needs (`HARNESS`) once and forks each worker from that state. It forks while it
+has a single thread; forking the driver itself instead deadlocked (a lock held by another of its
+threads at the fork).
+
+- **One run, one fork server.** `stop_fork_server` ends the fork server this module started, after
+  the pool, so each run pays its own start-up (a benchmark's repetitions too) and no process
+  outlives the run. A fork server something else started is left alone.
+- **Ctrl-C** goes to the driver alone. The fork server is started with SIGINT blocked, so it and
+  every worker forked from it are born with SIGINT blocked; a worker ignores it and unblocks it
+  first thing (`worker_init`).
+- **Driver death.** A worker's parent is the fork server, which lives as long as the driver or
+  any worker does (each holds an end of a pipe it watches). So a worker's watchdog checks the
+  driver itself every 0.5 s and ends the worker once it is gone; the parent-death signal ends it
+  if the fork server is killed.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import multiprocessing.context
+import multiprocessing.forkserver
+import os
+import signal
+import sys
+import threading
+import time
+
+HARNESS = ("__main__", "lsrep.engine", "lsrep.executors.local", "lsrep.executors.shard", "lsrep.longmemeval",
+           "lsrep.host.client", "lsrep.host.launch", "lsrep.host.reuse", "lsrep.memory_model.gateway",
+           "lsrep.memory_model.unit", "lsrep.llm")
+"""Imported once in the fork server (`__main__`: the driver's main script, as `multiprocessing`
+does by default, so a worker does not import it again). Never an adapter: adapters run in hosts."""
+
+_started: set[int] = set()
+"""Fork server pids this module started (and so may stop)."""
+_lock = threading.Lock()
+
+
+class WorkerProcess(multiprocessing.context.ForkServerProcess):
+    """A worker forked from the fork server; its start (and the fork server's, on the first worker)
+    happens with SIGINT blocked, which the fork server and so every later worker inherit."""
+
+    def start(self) -> None:
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            with _lock:
+                server = multiprocessing.forkserver._forkserver
+                before = server._forkserver_pid
+                super().start()
+                if before is None and server._forkserver_pid is not None:
+                    _started.add(server._forkserver_pid)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+
+
+class WorkerContext(multiprocessing.context.ForkServerContext):
+    Process = WorkerProcess
+
+    def __init__(self) -> None:
+        super().__init__()
+        with _lock:
+            if multiprocessing.forkserver._forkserver._forkserver_pid is None:
+                self.set_forkserver_preload(list(HARNESS))
+
+
+def stop_fork_server() -> None:
+    """End the fork server if this module started it, once the run's pools are shut down.
+
+    A worker still alive then is a straggler (a stopped run's pool killed its workers while
+    another thread was starting one): it is killed, since the fork server only exits when every
+    process it forked has (each holds a pipe end it watches)."""
+    with _lock:
+        server = multiprocessing.forkserver._forkserver
+        pid = server._forkserver_pid
+        if pid is None or pid not in _started:
+            return
+        _started.discard(pid)
+        for child in children(pid):
+            try:
+                os.kill(child, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        server._stop()
+
+
+def children(pid: int) -> list[int]:
+    """The live processes whose parent is `pid` (from /proc; none where there is no /proc)."""
+    out = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return out
+    for entry in entries:
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as fh:
+                    fields = fh.read().rsplit(b")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            if int(fields[1]) == pid and fields[0] not in (b"Z", b"X"):
+                out.append(int(entry))
+    return out
+
+
+def quiet_resource_tracker() -> None:
+    # After Ctrl-C or a killed worker the pool's queue semaphores are left to multiprocessing's
+    # resource tracker, which cleans them up and warns on stderr; the interrupt's one line
+    # should stay one line. The tracker takes its warning filters from this interpreter's -W.
+    quiet = "ignore:resource_tracker:UserWarning"
+    if quiet not in sys.warnoptions:
+        sys.warnoptions.append(quiet)
+
+
+def worker_init(driver_pid: int) -> None:
+    """In each worker: leave Ctrl-C to the driver, and die with the fork server or the driver."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass  # not Linux: the watchdog below still applies
+    parent = os.getppid()
+    if parent == 1 or not driver_alive(driver_pid):
+        os._exit(1)
+
+    def watchdog() -> None:
+        while True:
+            time.sleep(0.5)
+            if os.getppid() != parent or not driver_alive(driver_pid):
+                os._exit(1)
+
+    threading.Thread(target=watchdog, name="lsrep-parent-watchdog", daemon=True).start()
+
+
+def driver_alive(pid: int) -> bool:
+    """Whether process `pid` exists and is not a zombie (a driver killed but not yet reaped)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            state = fh.read().rsplit(b")", 1)[1].split()[0]
+        return state not in (b"Z", b"X")
+    except FileNotFoundError:
+        return False
+    except (OSError, IndexError):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True

@@ -1,0 +1,158 @@
+"""How pool workers start (`lsrep.executors.workers`): forked from a fork server that has imported the
+harness, born ignoring Ctrl-C, dying with the driver, and no fork server left after a run."""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import importlib
+import multiprocessing.forkserver
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from lsrep.executors import workers
+from lsrep.executors.local import ProcessPoolExecutor
+
+REPO = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+
+
+def _alive(pid: int) -> bool:
+    return workers.driver_alive(pid)
+
+
+def _pool(n: int = 1) -> cf.ProcessPoolExecutor:
+    return ProcessPoolExecutor(n)._pool(workers.WorkerContext(), n)
+
+
+def test_every_preloaded_module_exists():
+    """The fork server skips a module it cannot import without a word: a renamed module would
+    silently make every worker import the harness itself again."""
+    assert "lsrep.engine" in workers.HARNESS
+    for name in workers.HARNESS:
+        if name != "__main__":
+            importlib.import_module(name)
+
+
+def test_a_worker_is_forked_from_the_fork_server_with_the_harness_imported():
+    pool = _pool()
+    try:
+        # `eval` and a string: nothing the worker unpickles imports LSREP, so what it has, it was born with.
+        parent = pool.submit(eval, "__import__('os').getppid()").result(timeout=60)
+        loaded = pool.submit(eval, "sorted(m for m in __import__('sys').modules if m.startswith('lsrep.'))").result(timeout=60)
+        ignores_ctrl_c = pool.submit(eval, "__import__('signal').getsignal(2) == __import__('signal').SIG_IGN").result(timeout=60)
+        blocked = pool.submit(eval, "2 in __import__('signal').pthread_sigmask(0, [])").result(timeout=60)
+    finally:
+        pool.shutdown(wait=True)
+    server = multiprocessing.forkserver._forkserver._forkserver_pid
+    assert parent != os.getpid() and parent == server, "the worker was not forked from the fork server"
+    with open(f"/proc/{server}/status") as fh:
+        sigblk = int(next(line for line in fh if line.startswith("SigBlk:")).split()[1], 16)
+    assert sigblk & (1 << (signal.SIGINT - 1)), "the fork server (so a worker at birth) does not block SIGINT"
+    assert {"lsrep.engine", "lsrep.host.client", "lsrep.memory_model.gateway"} <= set(loaded)
+    assert ignores_ctrl_c and not blocked
+    workers.stop_fork_server()
+    assert not _alive(server) and multiprocessing.forkserver._forkserver._forkserver_pid is None
+
+
+def test_a_run_leaves_no_fork_server_and_the_next_run_starts_its_own(tmp_path):
+    from lsrep.probes.generator import generate_longmemeval_file
+
+    from lsrep.longmemeval import run_longmemeval, spec_from_systems
+
+    data = generate_longmemeval_file(tmp_path / "lme.json", n_questions=2, sessions_per_question=2, seed=3)
+    seen = []
+    real = workers.WorkerProcess.start
+
+    def start(self):
+        real(self)
+        seen.append(multiprocessing.forkserver._forkserver._forkserver_pid)
+
+    workers.WorkerProcess.start = start
+    try:
+        for i in range(2):
+            run_longmemeval(spec_from_systems(["full-context"], data, store=tmp_path / f"{i}.sqlite"),
+                            executor=ProcessPoolExecutor(1), fresh=True)
+            assert multiprocessing.forkserver._forkserver._forkserver_pid is None
+            assert seen and not _alive(seen[-1]), "the fork server outlived the run"
+    finally:
+        workers.WorkerProcess.start = real
+    assert len(seen) == 2 and seen[0] != seen[1]
+
+
+def test_stopping_kills_a_worker_still_alive():
+    """A worker started while a stopped run killed its pool would keep the fork server (and the
+    stop) waiting: the stop kills it."""
+    pool = _pool()
+    pid = pool.submit(os.getpid).result(timeout=60)
+    pool.submit(time.sleep, 60)
+    time.sleep(0.2)
+    start = time.monotonic()
+    workers.stop_fork_server()
+    assert time.monotonic() - start < 10
+    deadline = time.monotonic() + 10
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(pid)
+    pool.shutdown(wait=False, cancel_futures=True)
+
+
+def test_a_fork_server_this_module_did_not_start_is_left_alone(monkeypatch):
+    server = multiprocessing.forkserver._forkserver
+    monkeypatch.setattr(server, "_forkserver_pid", 999_999_999)
+    stopped = []
+    monkeypatch.setattr(server, "_stop", lambda: stopped.append(1))
+    workers.stop_fork_server()
+    assert not stopped
+
+
+def test_workers_die_with_a_killed_driver(tmp_path):
+    driver = tmp_path / "driver.py"
+    driver.write_text(textwrap.dedent("""
+        import os, sys, time
+        from lsrep.executors.local import ProcessPoolExecutor
+        from lsrep.executors import workers
+        if __name__ == "__main__":
+            pool = ProcessPoolExecutor(2)._pool(workers.WorkerContext(), 2)
+            pids = {pool.submit(os.getpid).result() for _ in range(20)}
+            for _ in range(2):
+                pool.submit(time.sleep, 120)
+            print(" ".join(map(str, sorted(pids))), flush=True)
+            time.sleep(120)
+    """))
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen([sys.executable, str(driver)], stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        pids = [int(p) for p in proc.stdout.readline().split()]
+        assert pids and all(_alive(p) for p in pids)
+        time.sleep(0.5)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+        deadline = time.monotonic() + 15
+        while any(_alive(p) for p in pids) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not any(_alive(p) for p in pids), "a worker outlived its killed driver"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
+def test_driver_alive_tells_a_zombie_from_a_live_process():
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:  # exited, not yet reaped: a zombie
+        with open(f"/proc/{child.pid}/stat", "rb") as fh:
+            if fh.read().rsplit(b")", 1)[1].split()[0] == b"Z":
+                break
+        time.sleep(0.02)
+    assert not workers.driver_alive(child.pid)
+    assert workers.driver_alive(os.getpid())
+    child.wait()
+    assert not workers.driver_alive(child.pid)
+    assert workers.children(os.getpid()) == [] or child.pid not in workers.children(os.getpid())
