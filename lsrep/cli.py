@@ -354,7 +354,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"lsrep: error: {redact(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as exc:
-        print(f"lsrep: {exc or 'interrupted'}", file=sys.stderr)
+        # A bare Ctrl-C (not the run's own RunInterrupted, which says what was kept) has no text.
+        print(f"lsrep: {str(exc) or 'interrupted'}", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 0

@@ -126,3 +126,15 @@ max_retries = 0
     assert err.splitlines()[0] == f"lsrep: 0 unit(s) failed, 0 failure record(s), {n[0]['n']} judgement(s) failed"
     assert "judge ev: unparseable_judge_output" in err
     assert "model calls: " in out and " from the cache" in out
+
+
+def test_a_bare_ctrl_c_says_interrupted_and_exits_130(monkeypatch, capsys):
+    """Ctrl-C before a run starts (an empty KeyboardInterrupt): one line that says so, not 'lsrep: '."""
+    from lsrep import cli as cli_module
+
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setitem(cli_module.COMMANDS, "validate", interrupted)
+    assert cli_module.main(["validate", "campaign.toml"]) == 130
+    assert capsys.readouterr().err == "lsrep: interrupted\n"
