@@ -25,6 +25,7 @@ from collections.abc import Iterable, Iterator
 
 from lsrep.executors.local import Executor, InProcessExecutor, ProcessPoolExecutor
 from lsrep.executors.overlap import usable_cores
+from lsrep.executors.workers import start_fork_server, stop_fork_server
 from lsrep.unit import UnitResult, UnitTask
 
 POOL_MIN_UNITS = 4
@@ -56,7 +57,16 @@ class AutoExecutor(Executor):
         self.chosen: Executor | None = None
 
     def run(self, tasks: Iterable[UnitTask]) -> Iterator[UnitResult]:
-        tasks = list(tasks)
-        workers = choose_workers(tasks, usable_cores() if self.cores is None else self.cores)
+        cores = usable_cores() if self.cores is None else self.cores
+        if cores >= 2:
+            # A pool is likely: its fork server imports the harness while the units are listed.
+            start_fork_server()
+        workers = 1
+        try:
+            tasks = list(tasks)
+            workers = choose_workers(tasks, cores)
+        finally:
+            if workers < 2:
+                stop_fork_server()  # no pool after all
         self.chosen = ProcessPoolExecutor(workers) if workers > 1 else InProcessExecutor()
         yield from self.chosen.run(tasks)

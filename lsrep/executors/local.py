@@ -16,6 +16,7 @@ from lsrep.engine import UnitResult, UnitTask, run_unit
 from lsrep.executors.workers import (
     WorkerContext,
     quiet_resource_tracker,
+    start_fork_server,
     stop_fork_server,
     worker_init,
 )
@@ -57,6 +58,8 @@ class ProcessPoolExecutor(Executor):
     """
 
     name = "process-pool"
+    window_per_worker = 2
+    """Units in flight per worker (running, queued for it, or waiting to be consumed)."""
 
     def __init__(self, workers: int) -> None:
         self.workers = workers
@@ -68,9 +71,10 @@ class ProcessPoolExecutor(Executor):
     def run(self, tasks: Iterable[UnitTask]) -> Iterator[UnitResult]:
         # Tasks are pulled lazily with a bounded window in flight, so a streamed
         # data set never sits in memory whole.
+        start_fork_server()  # it imports the harness while the first tasks are built
         ctx = WorkerContext()
         quiet_resource_tracker()
-        window = 2 * self.workers
+        window = self.window_per_worker * self.workers
         source = iter(tasks)
         pool = self._pool(ctx, self.workers)
         clean = False

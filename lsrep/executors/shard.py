@@ -34,7 +34,12 @@ from lsrep.executors.local import (
     crashed_unit,
 )
 from lsrep.executors.overlap import in_task_order
-from lsrep.executors.workers import WorkerContext, quiet_resource_tracker, stop_fork_server
+from lsrep.executors.workers import (
+    WorkerContext,
+    quiet_resource_tracker,
+    start_fork_server,
+    stop_fork_server,
+)
 
 LOCAL = "local"
 REMOTE = "remote"
@@ -83,6 +88,8 @@ class ShardedExecutor(Executor):
     def run(self, tasks: Iterable[UnitTask]) -> Iterator[UnitResult]:
         _fewer_arenas()
         self._stopping = False
+        if self.processes > 1:
+            start_fork_server()  # it imports the harness while this process runs the first units
         self._ctx = WorkerContext()
         quiet_resource_tracker()
         lanes = _Lanes(self.processes - 1)

@@ -39,34 +39,46 @@ does by default, so a worker does not import it again). Never an adapter: adapte
 
 _started: set[int] = set()
 """Fork server pids this module started (and so may stop)."""
-_lock = threading.Lock()
+_lock = threading.RLock()
+"""Held while a fork server or worker starts and while the fork server stops: a worker cannot start
+between a stop's kill of the stragglers and the fork server's exit (it would hold the exit up), and
+a stop cannot miss a fork server being started."""
 
 
 class WorkerProcess(multiprocessing.context.ForkServerProcess):
-    """A worker forked from the fork server; its start (and the fork server's, on the first worker)
-    happens with SIGINT blocked, which the fork server and so every later worker inherit."""
+    """A worker forked from the fork server (started first if it is not running)."""
 
     def start(self) -> None:
-        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-        try:
-            with _lock:
-                server = multiprocessing.forkserver._forkserver
-                before = server._forkserver_pid
+        with _lock:
+            start_fork_server()
+            blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+            try:
                 super().start()
-                if before is None and server._forkserver_pid is not None:
-                    _started.add(server._forkserver_pid)
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+            finally:
+                signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
 
 class WorkerContext(multiprocessing.context.ForkServerContext):
     Process = WorkerProcess
 
-    def __init__(self) -> None:
-        super().__init__()
-        with _lock:
-            if multiprocessing.forkserver._forkserver._forkserver_pid is None:
-                self.set_forkserver_preload(list(HARNESS))
+
+def start_fork_server() -> None:
+    """Start the fork server if none runs, with SIGINT blocked (which it and so every worker forked
+    from it inherit). It returns at once: the fork server imports the harness in the background,
+    so an executor calls this before it lists or builds its first units, and the first worker
+    forks from a warm server. A fork server already running (this module's or another's) is used."""
+    with _lock:
+        server = multiprocessing.forkserver._forkserver
+        before = server._forkserver_pid
+        if before is None:
+            server.set_forkserver_preload(list(HARNESS))
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            server.ensure_running()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+        if server._forkserver_pid != before:
+            _started.add(server._forkserver_pid)
 
 
 def stop_fork_server() -> None:

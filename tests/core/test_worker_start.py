@@ -156,3 +156,66 @@ def test_driver_alive_tells_a_zombie_from_a_live_process():
     child.wait()
     assert not workers.driver_alive(child.pid)
     assert workers.children(os.getpid()) == [] or child.pid not in workers.children(os.getpid())
+
+
+class _Seen(Exception):
+    pass
+
+
+def _first_task_sees_a_fork_server(executor) -> int | None:
+    """Run `executor` on units whose first pull records the running fork server, then stops the run."""
+    seen = []
+
+    def units():
+        seen.append(multiprocessing.forkserver._forkserver._forkserver_pid)
+        raise _Seen
+        yield
+
+    with pytest.raises(_Seen):
+        list(executor.run(units()))
+    return seen[0]
+
+
+def test_a_pool_starts_its_fork_server_before_building_its_first_unit():
+    from lsrep.executors.auto import AutoExecutor
+    from lsrep.executors.shard import ShardedExecutor
+
+    for executor in (ProcessPoolExecutor(2), AutoExecutor(cores=2), ShardedExecutor(2)):
+        pid = _first_task_sees_a_fork_server(executor)
+        assert pid is not None, f"{executor.name}: no fork server while its units were built"
+        assert not _alive(pid) and multiprocessing.forkserver._forkserver._forkserver_pid is None, executor.name
+    for executor in (AutoExecutor(cores=1), ShardedExecutor(1)):  # no worker can start: no fork server
+        assert _first_task_sees_a_fork_server(executor) is None, executor.name
+
+
+def test_auto_stops_the_fork_server_when_it_runs_in_process(tmp_path, monkeypatch):
+    """Too few units for a pool: the fork server started while they were listed is stopped."""
+    from lsrep.probes.generator import generate_longmemeval_file
+
+    from lsrep.executors.auto import AutoExecutor
+    from lsrep.executors.local import Executor
+    from lsrep.longmemeval import run_longmemeval, spec_from_systems
+
+    class Grab(Executor):
+        def run(self, tasks):
+            self.tasks = list(tasks)
+            return iter(())
+
+    data = generate_longmemeval_file(tmp_path / "lme.json", n_questions=1, sessions_per_question=2, seed=3)
+    grab = Grab()
+    run_longmemeval(spec_from_systems(["full-context"], data, store=tmp_path / "g.sqlite"), executor=grab, fresh=True)
+    started = []
+    real = workers.start_fork_server
+
+    def start():
+        real()
+        started.append(multiprocessing.forkserver._forkserver._forkserver_pid)
+
+    import lsrep.executors.auto as auto_module
+
+    monkeypatch.setattr(auto_module, "start_fork_server", start)
+    auto = AutoExecutor(cores=2)
+    results = list(auto.run(grab.tasks))
+    assert auto.chosen.name == "in-process" and len(results) == 1
+    assert started and started[0] is not None and not _alive(started[0])
+    assert multiprocessing.forkserver._forkserver._forkserver_pid is None
