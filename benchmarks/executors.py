@@ -7,9 +7,12 @@ independent units) with `vector-rag` and `full-context`, the offline answerer an
 once per executor per repetition (executors interleaved, so each sees the same load), and
 prints wall and CPU time with min / median / max, the speed-up over in-process, and the
 1-minute load average at the start of each run. Every timing includes the executor's
-start-up: worker processes spawned and imported, Ray started (`ray.init`) and shut down.
-CPU is this process plus its waited-for children; adapter hosts are reaped by their fork
-server, so their CPU is not in it: compare wall times on an idle machine, and say which.
+start-up: the workers' fork server started and its imports, workers forked, Ray started
+(`ray.init`) and shut down. CPU is this process plus its waited-for children; adapter hosts are
+reaped by their fork server, so their CPU is not in it. "Busy" is the whole machine's busy CPU
+over the run (from /proc/stat, hosts included, and anything else running): on an idle machine it
+is the run's total CPU, and busy / wall the cores it kept busy. Compare wall times on an idle
+machine, and say which.
 """
 
 from __future__ import annotations
@@ -35,6 +38,16 @@ def _cpu() -> float:
     return t.user + t.system + t.children_user + t.children_system
 
 
+def _busy() -> float:
+    """CPU seconds the whole machine has spent busy (not idle or waiting for I/O); NaN without /proc."""
+    try:
+        with open("/proc/stat") as fh:
+            ticks = [int(v) for v in fh.readline().split()[1:]]
+    except OSError:
+        return float("nan")
+    return (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")
+
+
 def _ray(workers: int):
     from lsrep.executors.ray_cluster import RayExecutor
 
@@ -52,14 +65,14 @@ EXECUTORS = {
 }
 
 
-def timed(spec, make) -> tuple[float, float, int, float]:
+def timed(spec, make) -> tuple[float, float, int, float, float]:
     load = os.getloadavg()[0]
-    start, cpu = time.perf_counter(), _cpu()
+    start, cpu, busy = time.perf_counter(), _cpu(), _busy()
     executor = make()  # start-up is part of the figure
     out = run_longmemeval(spec, executor=executor, fresh=True)
     if hasattr(executor, "shutdown"):
         executor.shutdown()
-    return time.perf_counter() - start, _cpu() - cpu, out.units_run, load
+    return time.perf_counter() - start, _cpu() - cpu, out.units_run, load, _busy() - busy
 
 
 def spread(values: list[float], fmt: str = "{:.2f}") -> str:
@@ -89,7 +102,7 @@ def main() -> None:
                                          sessions_per_question=args.sessions, seed=1)
         print(f"data: {args.questions} questions x {args.sessions} sessions, {data.stat().st_size / 2**20:.1f} MiB; "
               f"{os.cpu_count()} cores")
-        results: dict[str, list[tuple[float, float, int, float]]] = {n: [] for n in names}
+        results: dict[str, list[tuple[float, float, int, float, float]]] = {n: [] for n in names}
         for rep in range(args.repeat):
             for name in names:
                 spec = spec_from_systems(["vector-rag", "full-context"], data, store=Path(tmp) / f"{rep}-{name}.sqlite")
@@ -98,8 +111,9 @@ def main() -> None:
         for name, runs in results.items():
             walls = [r[0] for r in runs]
             units = runs[0][2]
-            print(f"{name:<17} wall {spread(walls)} s  CPU {spread([r[1] for r in runs])} s  {units} units  "
-                  f"speed-up (median) {base / statistics.median(walls):4.2f}x  "
+            print(f"{name:<17} wall {spread(walls)} s  CPU {spread([r[1] for r in runs])} s  "
+                  f"busy {spread([r[4] for r in runs])} s ({statistics.median(r[4] / r[0] for r in runs):.2f} cores)  "
+                  f"{units} units  speed-up (median) {base / statistics.median(walls):4.2f}x  "
                   f"load at start {spread([r[3] for r in runs], '{:.1f}')}")
 
 
