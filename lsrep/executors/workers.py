@@ -67,6 +67,8 @@ def start_fork_server() -> None:
     from it inherit). It returns at once: the fork server imports the harness in the background,
     so an executor calls this before it lists or builds its first units, and the first worker
     forks from a warm server. A fork server already running (this module's or another's) is used."""
+    # The fork server starts multiprocessing's resource tracker first: quiet before it exists.
+    quiet_resource_tracker()
     with _lock:
         server = multiprocessing.forkserver._forkserver
         before = server._forkserver_pid

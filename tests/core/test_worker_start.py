@@ -219,3 +219,15 @@ def test_auto_stops_the_fork_server_when_it_runs_in_process(tmp_path, monkeypatc
     assert auto.chosen.name == "in-process" and len(results) == 1
     assert started and started[0] is not None and not _alive(started[0])
     assert multiprocessing.forkserver._forkserver._forkserver_pid is None
+
+
+def test_the_resource_tracker_the_fork_server_starts_is_quiet():
+    """The fork server starts multiprocessing's resource tracker; after Ctrl-C it would warn about
+    the pool's semaphores on stderr unless told not to before it started (one line per interrupt)."""
+    code = ("from lsrep.executors import workers; workers.start_fork_server(); "
+            "import multiprocessing.resource_tracker as r; "
+            "print(open(f'/proc/{r._resource_tracker._pid}/cmdline').read().split(chr(0)))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert out.returncode == 0, out.stderr
+    assert "-Wignore:resource_tracker:UserWarning" in out.stdout
