@@ -25,6 +25,7 @@ from __future__ import annotations
 import multiprocessing
 import multiprocessing.context
 import multiprocessing.forkserver
+import multiprocessing.resource_tracker
 import os
 import signal
 import sys
@@ -67,8 +68,11 @@ def start_fork_server() -> None:
     from it inherit). It returns at once: the fork server imports the harness in the background,
     so an executor calls this before it lists or builds its first units, and the first worker
     forks from a warm server. A fork server already running (this module's or another's) is used."""
-    # The fork server starts multiprocessing's resource tracker first: quiet before it exists.
+    # The fork server starts multiprocessing's resource tracker first: quiet before it exists,
+    # and started here, before SIGINT is blocked below: starting it unblocks SIGINT in this
+    # thread (it blocks SIGINT only around its own start), which the fork server would inherit.
     quiet_resource_tracker()
+    multiprocessing.resource_tracker.ensure_running()
     with _lock:
         server = multiprocessing.forkserver._forkserver
         before = server._forkserver_pid

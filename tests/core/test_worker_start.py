@@ -221,13 +221,19 @@ def test_auto_stops_the_fork_server_when_it_runs_in_process(tmp_path, monkeypatc
     assert multiprocessing.forkserver._forkserver._forkserver_pid is None
 
 
-def test_the_resource_tracker_the_fork_server_starts_is_quiet():
-    """The fork server starts multiprocessing's resource tracker; after Ctrl-C it would warn about
-    the pool's semaphores on stderr unless told not to before it started (one line per interrupt)."""
+def test_in_a_fresh_process_the_fork_server_blocks_ctrl_c_and_its_resource_tracker_is_quiet():
+    """In a process where multiprocessing has started nothing yet: the fork server starts the
+    resource tracker, whose start unblocks SIGINT in the starting thread, so the fork server
+    could import the harness with Ctrl-C deliverable (a KeyboardInterrupt traceback on the
+    terminal); and the tracker would warn about the pool's semaphores after Ctrl-C unless told
+    not to before it started (one line per interrupt)."""
     code = ("from lsrep.executors import workers; workers.start_fork_server(); "
-            "import multiprocessing.resource_tracker as r; "
-            "print(open(f'/proc/{r._resource_tracker._pid}/cmdline').read().split(chr(0)))")
+            "import multiprocessing.resource_tracker as r, multiprocessing.forkserver as f; "
+            "print(open(f'/proc/{r._resource_tracker._pid}/cmdline').read().split(chr(0))); "
+            "print([l for l in open(f'/proc/{f._forkserver._forkserver_pid}/status') if l.startswith('SigBlk')][0].strip())")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                          env={**os.environ, "PYTHONPATH": str(REPO)})
     assert out.returncode == 0, out.stderr
-    assert "-Wignore:resource_tracker:UserWarning" in out.stdout
+    tracker, sigblk = out.stdout.splitlines()
+    assert "-Wignore:resource_tracker:UserWarning" in tracker
+    assert int(sigblk.split()[1], 16) & (1 << (signal.SIGINT - 1)), "the fork server does not block SIGINT"
