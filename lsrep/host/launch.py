@@ -9,6 +9,7 @@ import functools
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -95,6 +96,11 @@ class Zygote:
         cmd = [*prefix, sys.executable, "-m", "lsrep.host", "--zygote", str(theirs.fileno())]
         if self.isolation == "sandbox":
             cmd.append("--sandbox")
+        # Born with SIGINT blocked (it, `unshare` before it, and the hosts it forks): Ctrl-C reaches
+        # the terminal's whole process group, and the harness alone handles it (it closes the
+        # zygote); interrupted while importing, the zygote printed a KeyboardInterrupt traceback.
+        # The zygote ignores SIGINT and unblocks it first thing (`lsrep.host.zygote.serve`).
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         try:
             # Hosts' stdout goes to the harness's stderr: an adapter's print never mixes into a
             # command's output.
@@ -102,6 +108,7 @@ class Zygote:
                                          env=host_environment(self.workdir), stdin=subprocess.DEVNULL,
                                          stdout=2, close_fds=True)
         finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
             theirs.close()
         self.sock = ours
         self.lock = threading.Lock()

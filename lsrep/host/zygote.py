@@ -48,7 +48,10 @@ def _readline(sock: socket.socket) -> tuple[dict | None, list[int]]:
 
 def serve(fd: int, sandboxed: bool = False) -> int:
     """Serve the harness until it hangs up; a harness that dies mid-reply (a killed worker, Ctrl-C)
-    is the same end, not an error: the fork server exits quietly."""
+    is the same end, not an error: the fork server exits quietly. Ctrl-C is the harness's to
+    handle: this process (started with SIGINT blocked) and the hosts it forks ignore it."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     try:
         return _serve(fd, sandboxed)
     except (BrokenPipeError, ConnectionResetError):
