@@ -294,8 +294,10 @@ def run_longmemeval(spec: LongMemEvalSpec, *, source: Path | None = None, execut
     # Questions stream from the file, so the total is known only with a limit.
     total = None if spec.limit is None else spec.limit * len(spec.conditions)
     bar = RunProgress(total=total, done=len(done), mode=progress)
+    run_all = None
     try:
-        for result in executor.run(tasks()):
+        run_all = executor.run(tasks())
+        for result in run_all:
             position, item = gold_by_unit.pop(result.unit["unit_id"])
             result.tables["lme_questions"] = question_rows(result, position, item)
             turns = pending_turns.pop(result.unit["trajectory"], None)
@@ -316,6 +318,14 @@ def run_longmemeval(spec: LongMemEvalSpec, *, source: Path | None = None, execut
             counts["run"] += 1
             counts["failed"] += result.unit["status"] == "failed"
             bar.unit_done(result)
+    except KeyboardInterrupt:
+        # As `lsrep run`: the run is marked, and the same command resumes it (workers stopped first).
+        from lsrep.runner import RunInterrupted
+
+        if run_all is not None:
+            run_all.close()
+        store.finish_run(run_id, status="interrupted")
+        raise RunInterrupted(run_id, store.path) from None
     finally:
         bar.close()
         from lsrep.host.reuse import close_idle_hosts
