@@ -3,7 +3,7 @@
 The harness's own work on a unit (indexing its trajectory, auditing contexts, answering, the wire
 to its adapter host) holds one interpreter's GIL, so two units in threads of one process share one
 core's worth of harness CPU (`lsrep.executors.overlap`). Here each of `processes - 1` workers
-(forked from a fork server that has imported the harness: `lsrep.executors.workers`) runs a unit
+(spawned, or with more than one forked from a fork server: `lsrep.executors.workers`) runs a unit
 beside the one this process runs, each with its own GIL and adapter host; this process also stays
 the only writer (it consumes the results) and reads the input.
 
@@ -35,6 +35,7 @@ from lsrep.executors.local import (
 )
 from lsrep.executors.overlap import in_task_order
 from lsrep.executors.workers import (
+    SpawnContext,
     WorkerContext,
     quiet_resource_tracker,
     start_fork_server,
@@ -88,9 +89,11 @@ class ShardedExecutor(Executor):
     def run(self, tasks: Iterable[UnitTask]) -> Iterator[UnitResult]:
         _fewer_arenas()
         self._stopping = False
-        if self.processes > 1:
-            start_fork_server()  # it imports the harness while this process runs the first units
-        self._ctx = WorkerContext()
+        # One worker (the default on two cores): spawned, see `SpawnedWorker`. More: forked from a
+        # fork server that imports the harness once, while this process runs the first units.
+        if self.processes > 2:
+            start_fork_server()
+        self._ctx = WorkerContext() if self.processes > 2 else SpawnContext()
         quiet_resource_tracker()
         lanes = _Lanes(self.processes - 1)
 

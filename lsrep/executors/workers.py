@@ -63,16 +63,39 @@ class WorkerContext(multiprocessing.context.ForkServerContext):
     Process = WorkerProcess
 
 
+class SpawnedWorker(multiprocessing.context.SpawnProcess):
+    """A worker that is a fresh interpreter importing the harness itself, born with SIGINT blocked
+    (for an executor with a single worker: a fork server would save it no import, and would stay
+    resident beside it for the whole run)."""
+
+    def start(self) -> None:
+        _tracker_running()
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            super().start()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+
+
+class SpawnContext(multiprocessing.context.SpawnContext):
+    Process = SpawnedWorker
+
+
+def _tracker_running() -> None:
+    """Multiprocessing's resource tracker started, quiet, before SIGINT is blocked for a start: a
+    process's start starts the tracker first if it is not running, and starting it unblocks SIGINT
+    in the starting thread (multiprocessing blocks it only around the tracker's own start), which
+    the process started next would inherit. Quiet: see `quiet_resource_tracker`."""
+    quiet_resource_tracker()
+    multiprocessing.resource_tracker.ensure_running()
+
+
 def start_fork_server() -> None:
     """Start the fork server if none runs, with SIGINT blocked (which it and so every worker forked
     from it inherit). It returns at once: the fork server imports the harness in the background,
     so an executor calls this before it lists or builds its first units, and the first worker
     forks from a warm server. A fork server already running (this module's or another's) is used."""
-    # The fork server starts multiprocessing's resource tracker first: quiet before it exists,
-    # and started here, before SIGINT is blocked below: starting it unblocks SIGINT in this
-    # thread (it blocks SIGINT only around its own start), which the fork server would inherit.
-    quiet_resource_tracker()
-    multiprocessing.resource_tracker.ensure_running()
+    _tracker_running()
     with _lock:
         server = multiprocessing.forkserver._forkserver
         before = server._forkserver_pid

@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from pathlib import Path
@@ -180,12 +181,44 @@ def test_a_pool_starts_its_fork_server_before_building_its_first_unit():
     from lsrep.executors.auto import AutoExecutor
     from lsrep.executors.shard import ShardedExecutor
 
-    for executor in (ProcessPoolExecutor(2), AutoExecutor(cores=2), ShardedExecutor(2)):
+    for executor in (ProcessPoolExecutor(2), AutoExecutor(cores=2), ShardedExecutor(3)):
         pid = _first_task_sees_a_fork_server(executor)
         assert pid is not None, f"{executor.name}: no fork server while its units were built"
         assert not _alive(pid) and multiprocessing.forkserver._forkserver._forkserver_pid is None, executor.name
-    for executor in (AutoExecutor(cores=1), ShardedExecutor(1)):  # no worker can start: no fork server
+    # No worker can start, or the sharded executor's one worker is spawned: no fork server.
+    for executor in (AutoExecutor(cores=1), ShardedExecutor(1), ShardedExecutor(2)):
         assert _first_task_sees_a_fork_server(executor) is None, executor.name
+
+
+def test_the_sharded_executors_single_worker_is_spawned_not_forked(lme_file_small, tmp_path):
+    """One worker beside this process: a fork server would save it no import and stay resident for
+    the run (+16 MB PSS at LongMemEval S scale, against a 300 MB budget), so it is spawned."""
+    from lsrep.executors.shard import ShardedExecutor
+    from lsrep.longmemeval import run_longmemeval, spec_from_systems
+
+    starts = []
+    real = workers.SpawnedWorker.start
+
+    def start(self):
+        starts.append(type(self).__name__)
+        real(self)
+
+    workers.SpawnedWorker.start = start
+    try:
+        sharded = ShardedExecutor(2)
+        run_longmemeval(spec_from_systems(["full-context"], lme_file_small, store=tmp_path / "s.sqlite"),
+                        executor=sharded, fresh=True)
+    finally:
+        workers.SpawnedWorker.start = real
+    assert sharded.ran_remote >= 1 and starts == ["SpawnedWorker"]
+    assert multiprocessing.forkserver._forkserver._forkserver_pid is None
+
+
+@pytest.fixture
+def lme_file_small(tmp_path):
+    from lsrep.probes.generator import generate_longmemeval_file
+
+    return generate_longmemeval_file(tmp_path / "lme.json", n_questions=6, sessions_per_question=2, seed=7)
 
 
 def test_auto_stops_the_fork_server_when_it_runs_in_process(tmp_path, monkeypatch):
@@ -237,3 +270,24 @@ def test_in_a_fresh_process_the_fork_server_blocks_ctrl_c_and_its_resource_track
     tracker, sigblk = out.stdout.splitlines()
     assert "-Wignore:resource_tracker:UserWarning" in tracker
     assert int(sigblk.split()[1], 16) & (1 << (signal.SIGINT - 1)), "the fork server does not block SIGINT"
+
+
+def test_in_a_fresh_process_a_spawned_worker_is_born_blocking_ctrl_c():
+    """The same trap as the fork server's: the spawn starts the resource tracker, which unblocks
+    SIGINT in the starting thread, so the worker would import the harness with Ctrl-C deliverable."""
+    code = textwrap.dedent("""
+        import time
+        from lsrep.executors import workers
+        if __name__ == "__main__":
+            p = workers.SpawnContext().Process(target=time.sleep, args=(3,))
+            p.start()
+            time.sleep(0.3)
+            print([l for l in open(f"/proc/{p.pid}/status") if l.startswith("SigBlk")][0].strip())
+            p.kill()
+    """)
+    script = Path(tempfile.mkdtemp()) / "spawn_one.py"
+    script.write_text(code)
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert out.returncode == 0, out.stderr
+    assert int(out.stdout.split()[1], 16) & (1 << (signal.SIGINT - 1)), out.stdout
