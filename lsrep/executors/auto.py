@@ -3,8 +3,8 @@
 The rule (`choose_workers`), from `benchmarks/executors.py` on this 2-core machine (see
 benchmarks/README.md): a pool of two workers ran 160 small offline units 1.64x faster than
 in-process on an idle machine, start-up included, and one worker cost no more than in-process,
-so a worker's start-up (about a second then; workers are now forked from a fork server that
-has imported LSREP once, `lsrep.executors.workers`) is small beside
+so a worker's start-up (about a second then; a pool's workers are now forked from a fork server
+that has imported LSREP once, `lsrep.executors.workers`) is small beside
 a campaign's work once there are a few units to spread. So:
 
 - a pool of `min(usable cores, units)` workers when at least `POOL_MIN_UNITS` units remain,
