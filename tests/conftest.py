@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -32,3 +33,20 @@ def example(tmp_path: Path) -> Path:
     text = (REPO / "campaigns" / "quickstart.toml").read_text()
     (dest / "quickstart.toml").write_text(text)
     return dest / "quickstart.toml"
+
+
+def units_stored(store: Path, status: str | None = None) -> int:
+    """Units a run store holds now (with `status`, only those), 0 while it does not exist or is
+    locked: a test waiting for a run in another process polls this. Read-only: it never migrates
+    or locks the store the run is writing."""
+    if not store.exists():
+        return 0
+    try:
+        conn = sqlite3.connect(f"file:{store}?mode=ro", uri=True, timeout=1)
+        try:
+            where, args = ("where status = ?", [status]) if status else ("", [])
+            return conn.execute(f"select count(*) from units {where}", args).fetchone()[0]
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return 0

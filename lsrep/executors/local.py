@@ -119,13 +119,7 @@ class ProcessPoolExecutor(Executor):
                 fill()
             clean = True
         finally:
-            try:
-                if clean:
-                    pool.shutdown(wait=True, cancel_futures=True)
-                else:  # Ctrl-C or the consumer stopped: no worker outlives the driver's intent
-                    _kill(pool)
-            finally:
-                stop_fork_server()
+            end_pool(pool, clean)
 
     def _run_alone(self, task: UnitTask, ctx) -> UnitResult:
         solo = self._pool(ctx, 1)
@@ -165,6 +159,19 @@ def _lost_worker(pool: cf.ProcessPoolExecutor, grace_s: float = LOST_WORKER_GRAC
             if now - first >= grace_s:
                 return True
     return False
+
+
+def end_pool(pool: cf.ProcessPoolExecutor | None, clean: bool) -> None:
+    """A run's end: its pool shut down (killed if the run stopped early: Ctrl-C or the consumer
+    stopped, so no worker outlives the driver's intent), then the fork server stopped."""
+    try:
+        if pool is not None:
+            if clean:
+                pool.shutdown(wait=True, cancel_futures=True)
+            else:
+                _kill(pool)
+    finally:
+        stop_fork_server()
 
 
 def _kill(pool: cf.ProcessPoolExecutor) -> None:

@@ -32,6 +32,7 @@ from lsrep.executors.local import (
     _kill,
     _lost_worker,
     crashed_unit,
+    end_pool,
 )
 from lsrep.executors.overlap import in_task_order
 from lsrep.executors.workers import (
@@ -39,7 +40,6 @@ from lsrep.executors.workers import (
     WorkerContext,
     quiet_resource_tracker,
     start_fork_server,
-    stop_fork_server,
 )
 
 LOCAL = "local"
@@ -126,14 +126,7 @@ class ShardedExecutor(Executor):
             threads.shutdown(wait=clean, cancel_futures=True)
             with self._lock:
                 pool, self._pool = self._pool, None
-            try:
-                if pool is not None:
-                    if clean:
-                        pool.shutdown(wait=True, cancel_futures=True)
-                    else:  # Ctrl-C or the consumer stopped: no worker outlives the driver's intent
-                        _kill(pool)
-            finally:
-                stop_fork_server()
+            end_pool(pool, clean)
 
     def _worker_pool(self) -> cf.ProcessPoolExecutor:
         with self._lock:

@@ -22,6 +22,7 @@ threads at the fork).
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import multiprocessing.context
 import multiprocessing.forkserver
@@ -31,6 +32,7 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Iterator
 
 HARNESS = ("__main__", "lsrep.engine", "lsrep.executors.local", "lsrep.executors.shard", "lsrep.longmemeval",
            "lsrep.host.client", "lsrep.host.launch", "lsrep.host.reuse", "lsrep.memory_model.gateway",
@@ -52,11 +54,8 @@ class WorkerProcess(multiprocessing.context.ForkServerProcess):
     def start(self) -> None:
         with _lock:
             start_fork_server()
-            blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-            try:
+            with ctrl_c_blocked():
                 super().start()
-            finally:
-                signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
 
 class WorkerContext(multiprocessing.context.ForkServerContext):
@@ -70,15 +69,22 @@ class SpawnedWorker(multiprocessing.context.SpawnProcess):
 
     def start(self) -> None:
         _tracker_running()
-        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-        try:
+        with ctrl_c_blocked():
             super().start()
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
 
 class SpawnContext(multiprocessing.context.SpawnContext):
     Process = SpawnedWorker
+
+
+@contextlib.contextmanager
+def ctrl_c_blocked() -> Iterator[None]:
+    """SIGINT blocked in this thread meanwhile: a process started now is born blocking it."""
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
 
 def _tracker_running() -> None:
@@ -101,11 +107,8 @@ def start_fork_server() -> None:
         before = server._forkserver_pid
         if before is None:
             server.set_forkserver_preload(list(HARNESS))
-        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-        try:
+        with ctrl_c_blocked():
             server.ensure_running()
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         if server._forkserver_pid != before:
             _started.add(server._forkserver_pid)
 

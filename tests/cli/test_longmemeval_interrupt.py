@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import units_stored
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -40,15 +42,8 @@ def test_ctrl_c_to_the_process_group_marks_the_diagnostic_interrupted_and_it_res
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
                             start_new_session=True)
     deadline = time.monotonic() + 120
-    n = 0
-    while time.monotonic() < deadline and proc.poll() is None and n < 3:
+    while time.monotonic() < deadline and proc.poll() is None and units_stored(store) < 3:
         time.sleep(0.05)
-        try:
-            conn = sqlite3.connect(store, timeout=5)
-            n = conn.execute("select count(*) from units").fetchone()[0]
-            conn.close()
-        except sqlite3.OperationalError:
-            n = 0
     if proc.poll() is not None:
         pytest.skip("the diagnostic finished before the interrupt landed")
     os.killpg(proc.pid, signal.SIGINT)

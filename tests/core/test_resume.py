@@ -13,6 +13,7 @@ from pathlib import Path
 
 from lsrep.exporting import export_rows
 from lsrep.store import RunStore
+from tests.conftest import units_stored
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -35,9 +36,7 @@ def _comparable(store_path: Path) -> str:
 
 
 def _finished_units(path: Path) -> int:
-    # Read-only polling: never migrate or lock the store the run is writing.
-    if not path.exists():
-        return 0
+    return units_stored(path, status="finished")
     try:
         con = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1)
         try:

@@ -15,6 +15,7 @@ import pytest
 import lsrep.store as store_module
 from lsrep.cli import main
 from lsrep.store import RunStore
+from tests.conftest import units_stored
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -133,16 +134,7 @@ def test_ctrl_c_marks_the_run_interrupted_and_it_resumes(tmp_path):
     store = tmp_path / "int.sqlite"
     proc = _lsrep("run", str(campaign), "--store", str(store), "--quiet")
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if store.exists():
-            try:
-                conn = sqlite3.connect(store, timeout=5)
-                n = conn.execute("select count(*) from units").fetchone()[0]
-                conn.close()
-            except sqlite3.OperationalError:
-                n = 0
-            if n >= 1:
-                break
+    while time.monotonic() < deadline and units_stored(store) < 1:
         time.sleep(0.02)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=120)
