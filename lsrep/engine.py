@@ -84,7 +84,8 @@ class _Replay:
         self.ingested_hash = ""
         self._prefetched: dict[int, ReplayTurn] = {}
         """ReplayTurns sent in the current prefetch batch, by step index, until replayed."""
-        self.prefix_hashes = [""] + prefix_hashes(self.turns)
+        given = task.prefix_sha256
+        self.prefix_hashes = [""] + (list(given) if len(given) == len(self.turns) else prefix_hashes(self.turns))
         self.checkpoints: list[dict[str, Any]] = []
         self.observations: list[dict[str, Any]] = []
         self.fragments = FragmentTable()

@@ -36,6 +36,7 @@ from lsrep.engine import UnitResult, UnitTask, unit_seed
 from lsrep.errors import InputError, pydantic_reason
 from lsrep.executors.local import Executor, InProcessExecutor
 from lsrep.plan import plan_replay
+from lsrep.prefix_hash import prefix_hashes
 from lsrep.protocol.campaign import (
     AnswererSpec,
     ConditionSpec,
@@ -269,12 +270,13 @@ def run_longmemeval(spec: LongMemEvalSpec, *, source: Path | None = None, execut
                     if mode != "sessions":
                         trajectory = trajectory.model_copy(update={"trajectory_id": trajectory_id})
                     plan = plan_replay(trajectory, schedule, probes)
-                    built[mode] = (trajectory, plan, plan.digest())
+                    # Hashed once here (the turn rows below reuse it): a worker need not hash again.
+                    built[mode] = (trajectory, plan, plan.digest(), tuple(prefix_hashes(trajectory.turns)))
                     if not store.rows("select 1 from turns where run_id = ? and trajectory = ? limit 1",
                                       [run_id, trajectory_id]):
                         # Stored with the first unit of this trajectory to land, in its transaction.
                         pending_turns[trajectory_id] = _turn_rows(run_id, trajectory, plan)
-                trajectory, plan, digest = built[mode]
+                trajectory, plan, digest, prefix = built[mode]
                 gold_by_unit[unit_id] = (position, item)
                 yield UnitTask(
                     run_id=run_id, unit_id=unit_id, condition=cond.name, system=cond.system,
@@ -283,6 +285,7 @@ def run_longmemeval(spec: LongMemEvalSpec, *, source: Path | None = None, execut
                     answer_mode=cond.answer_mode or spec.answer_mode, answerer=spec.answerer,
                     embedder=spec.embedder, retrieval_budget=spec.retrieval_budget, repetition=0,
                     seed=unit_seed(spec.seed, cond.name, item.trajectory_id, 0), store_path=str(store.path),
+                    prefix_sha256=prefix,
                 )
 
     from lsrep.judge.campaign import build_judge, judge_observations

@@ -313,13 +313,17 @@ def run_campaign(path: Path | str, *, executor: Executor | None = None, progress
         else:
             store.mark_running(run_id)
         try:
+            digests: dict[str, tuple[str, ...]] = {}
             for tid, (trajectory, _) in inputs.items():
                 plan = plans[(campaign.spec.conditions[0].name, tid)][0]
-                store.write_turns(run_id, tid, turn_rows(run_id, trajectory, plan))
+                rows = turn_rows(run_id, trajectory, plan)
+                digests[tid] = tuple(row["prefix_sha256"] for row in rows)
+                store.write_turns(run_id, tid, rows)
 
             done = store.finished_units(run_id)
             refresh_before = datetime.now(UTC).isoformat() if refresh_cache else None
-            tasks = [t for t in _tasks(run_id, campaign, inputs, plans, store.path, refresh_before, prep.host_mode)
+            tasks = [t for t in _tasks(run_id, campaign, inputs, plans, store.path, refresh_before, prep.host_mode,
+                                       digests)
                      if t.unit_id not in done]
             judges = [(j, build_judge(j, store.path, refresh_before=refresh_before))
                       for j in campaign.spec.judges if j.kind != "deterministic"]
@@ -363,7 +367,8 @@ class RunInterrupted(KeyboardInterrupt):
 
 
 def _tasks(run_id: str, campaign: LoadedCampaign, inputs, plans, store_path: Path,
-           refresh_before: str | None = None, host_mode: str = "process") -> list[UnitTask]:
+           refresh_before: str | None = None, host_mode: str = "process",
+           digests: dict[str, tuple[str, ...]] | None = None) -> list[UnitTask]:
     spec = campaign.spec
     tasks = []
     for cond in spec.conditions:
@@ -383,7 +388,7 @@ def _tasks(run_id: str, campaign: LoadedCampaign, inputs, plans, store_path: Pat
                     enforce_budget=spec.enforce_budget, memory_llm=cond.memory_llm or spec.memory_llm,
                     memory_embedder=cond.memory_embedder or spec.memory_embedder,
                     state_digests=spec.repetitions > 1 or schedule.access == "isolated",
-                    simulated_clock=spec.simulated_clock,
+                    simulated_clock=spec.simulated_clock, prefix_sha256=(digests or {}).get(tid, ()),
                 ))
     return tasks
 

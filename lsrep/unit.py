@@ -57,6 +57,10 @@ class UnitTask:
     """The condition's `[memory_embedder]` table (`MemoryModelSpec`), or None."""
     state_digests: bool = True
     """Record the adapter's state digest at checkpoints (isolated access and repetitions check it)."""
+    prefix_sha256: tuple[str, ...] = ()
+    """The trajectory's running prefix hashes (`lsrep.prefix_hash.prefix_hashes`), computed once by
+    the driver for its turn rows, so a worker does not hash every turn again; empty: the unit
+    computes them."""
 
 
 @dataclass
