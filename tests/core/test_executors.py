@@ -80,3 +80,35 @@ def test_ray_matches_in_process(three_reps, monkeypatch):
         executor.shutdown()
     assert _comparable(serial) == _comparable(distributed)
     assert _events(serial) == _events(distributed)
+
+
+def test_the_pool_pulls_tasks_lazily_within_its_window(tmp_path):
+    """A streamed data set never sits in memory whole: the pool holds at most `window_per_worker`
+    tasks per worker beyond those consumed, and pulls the next only as results come back."""
+    from lsrep.probes.generator import generate_longmemeval_file
+
+    from lsrep.executors.local import Executor
+    from lsrep.longmemeval import run_longmemeval, spec_from_systems
+
+    class Grab(Executor):
+        def run(self, tasks):
+            self.tasks = list(tasks)
+            return iter(())
+
+    data = generate_longmemeval_file(tmp_path / "lme.json", n_questions=14, sessions_per_question=1, seed=4)
+    grab = Grab()
+    run_longmemeval(spec_from_systems(["null"], data, store=tmp_path / "g.sqlite"), executor=grab, fresh=True)
+    pulled = []
+
+    def stream():
+        for task in grab.tasks:
+            pulled.append(task.unit_id)
+            yield task
+
+    pool = ProcessPoolExecutor(1)
+    pool.window_per_worker = 3
+    ahead = []
+    for consumed, _ in enumerate(pool.run(stream()), start=1):
+        ahead.append(len(pulled) - consumed)
+    assert len(grab.tasks) == 14 and len(ahead) == 14
+    assert max(ahead) <= 2 and ahead[0] >= 1

@@ -26,8 +26,9 @@ def _lsrep_run_tasks(example, tmp_path):
 
 
 def _longmemeval_tasks(tmp_path):
-    from lsrep.longmemeval import run_longmemeval, spec_from_systems
     from lsrep.probes.generator import generate_longmemeval_file
+
+    from lsrep.longmemeval import run_longmemeval, spec_from_systems
 
     data = generate_longmemeval_file(tmp_path / "lme.json", n_questions=3, sessions_per_question=3, seed=2)
     grab = Grab()
