@@ -213,6 +213,9 @@ class IceAdapter(MemoryAdapter):
         self.system = IceSystem(self.state_dir, config=self.config, embedder=setup.embedder,
                                 lm=setup.llm, on_event=self._relay)
         self._cursor: dict[str, Any] = {}
+        self._carried: dict[tuple[str, tuple[str, ...]], tuple[str, ...]] = {}
+        """(summary text, listed turns) -> the turns it carries, for the turn store `_carried_for`."""
+        self._carried_for: object = None
 
     # -- events --------------------------------------------------------------------------
     def _relay(self, event: StageEvent) -> None:
@@ -290,9 +293,20 @@ class IceAdapter(MemoryAdapter):
         """A summary cites only the turns it carries (by content); other fragments as ICE says."""
         if fragment.source_type != "summary" or self.options.summary_citations == "batch":
             return fragment.source_turn_ids
-        turns = self.system.db.episodic.get_many(list(fragment.source_turn_ids))
-        return carried_turns(fragment.text, fragment.source_turn_ids,
-                             {tid: t.content for tid, t in turns.items()})
+        # A stored turn's content never changes while its store is open (turns are append-only;
+        # wipe, restore and reopen open a new store): once every listed turn was found, the
+        # answer for this text and list is kept until the store object changes.
+        store = self.system.db.episodic
+        if store is not self._carried_for:
+            self._carried, self._carried_for = {}, store
+        key = (fragment.text, tuple(fragment.source_turn_ids))
+        cited = self._carried.get(key)
+        if cited is None:
+            turns = store.get_many(list(key[1]))
+            cited = carried_turns(fragment.text, key[1], {tid: t.content for tid, t in turns.items()})
+            if len(turns) == len(set(key[1])):
+                self._carried[key] = cited
+        return cited
 
     def end_session(self, session_id: str, *, now: datetime) -> None:
         """ICE has no session-end step: post-flight already ran for every turn."""

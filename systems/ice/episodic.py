@@ -160,17 +160,25 @@ class EpisodicStore:
         """Access restores decay: strength 1.0, last access now. Returns the ids touched.
 
         One statement per stored id in the given order (repeats included), by rowid, in
-        `turn_strength` (tests compare it with the statements by turn id).
+        `turn_strength` (tests compare it with the statements by turn id), except a row that
+        holds what it would write (`StrengthArrays.unchanged_by_reinforcing`).
         """
         stamp = now.isoformat()
         rowids = self.rowids()
         touched = [rowid for tid in turn_ids if (rowid := rowids.get(tid)) is not None]
+        arrays = self._strengths
+        if arrays is not None:
+            # A row a reinforcement at this stamp wrote last already holds what its statement
+            # would write (the probes of a checkpoint share `now` and much of their context):
+            # skipped, leaving the same bytes. The first statement always runs, as the rule's.
+            touched = touched[:1] + [r for r in touched[1:]
+                                     if not arrays.unchanged_by_reinforcing(r, stamp)]
         with Transaction(self.conn) as c:
             c.executemany("UPDATE turn_strength SET strength = 1.0, strength_at = ?, last_access = ?"
                           " WHERE rowid = ?", [(stamp, stamp, rowid) for rowid in touched])
-        if self._strengths is not None:
+        if arrays is not None:
             for rowid in touched:
-                self._strengths.set(rowid, 1.0, stamp)
+                arrays.reinforce(rowid, stamp)
         return list(turn_ids)
 
     def rowids(self) -> dict[str, int]:

@@ -31,6 +31,9 @@ class StrengthArrays:
         self.ids: list[str | None] = [None] * size
         self.value = np.full(size, np.nan)
         self.code = np.zeros(size, dtype=np.int64)
+        self.reinforced = np.full(size, -1, dtype=np.int64)
+        """Stamp code of the reinforcement that last wrote the row (1.0, at, last access at),
+        -1 once anything else wrote it or when unknown (rows read from the file)."""
         self.stamps: list[str] = []
         self._codes: dict[str, int] = {}
         self.count = 0
@@ -52,6 +55,7 @@ class StrengthArrays:
             grow = max(rowid + 1, 2 * len(self.value)) - len(self.value)
             self.value = np.concatenate([self.value, np.full(grow, np.nan)])
             self.code = np.concatenate([self.code, np.zeros(grow, dtype=np.int64)])
+            self.reinforced = np.concatenate([self.reinforced, np.full(grow, -1, dtype=np.int64)])
             self.ids.extend([None] * grow)
         self.ids[rowid] = turn_id
         self.set(rowid, strength, at)
@@ -61,6 +65,18 @@ class StrengthArrays:
             self.count += 1
         self.value[rowid] = strength
         self.code[rowid] = self.stamp_code(at)
+        self.reinforced[rowid] = -1
+
+    def unchanged_by_reinforcing(self, rowid: int, at: str) -> bool:
+        """Whether reinforcing the row at `at` would write what it holds: a reinforcement at
+        `at` wrote it last (strength 1.0, set and accessed at `at`)."""
+        code = self._codes.get(at)
+        return code is not None and self.reinforced.item(rowid) == code
+
+    def reinforce(self, rowid: int, at: str) -> None:
+        """The row reinforced at `at`: strength 1.0 set at `at` (its last access `at` too)."""
+        self.set(rowid, 1.0, at)
+        self.reinforced[rowid] = self.code[rowid]
 
     def above(self, floor: float | None) -> np.ndarray:
         """Rowids whose strength is above `floor` (every stored turn if None), ascending."""
@@ -96,4 +112,5 @@ class StrengthArrays:
         new = np.maximum(floor, old * powers[where])
         self.value[rowids] = new
         self.code[rowids] = self.stamp_code(now.isoformat())
+        self.reinforced[rowids] = -1
         return rowids.tolist(), new.tolist(), int(np.count_nonzero(new != old))
