@@ -3,11 +3,14 @@
 A spawned worker is a fresh interpreter: it imports LSREP before its first unit (about 0.35 s of CPU
 on a 2-core machine, while the driver's own units compete for the cores), so on many small units
 the pool paid each worker's start-up again in every run. Here the workers come from
-`multiprocessing`'s fork server: one process, started with the pool's first worker, that imports
-the modules a unit needs (`HARNESS`) once and forks each worker from that state. It forks while it
-has a single thread; forking the driver itself instead deadlocked (a lock held by another of its
-threads at the fork).
+`multiprocessing`'s fork server: one process that imports the modules a unit needs (`HARNESS`)
+once and forks each worker from that state. It forks while it has a single thread; forking the
+driver itself instead deadlocked (a lock held by another of its threads at the fork).
 
+- **Started early.** An executor starts it (`start_fork_server`) before it lists or builds its
+  first units: it imports in the background meanwhile, and the first worker forks warm.
+- **One worker: spawned** (`SpawnedWorker`). An executor with a single worker beside the driver
+  saves no import from a fork server, which would stay resident for the whole run.
 - **One run, one fork server.** `stop_fork_server` ends the fork server this module started, after
   the pool, so each run pays its own start-up (a benchmark's repetitions too) and no process
   outlives the run. A fork server something else started is left alone.
