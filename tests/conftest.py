@@ -50,3 +50,19 @@ def units_stored(store: Path, status: str | None = None) -> int:
             conn.close()
     except sqlite3.Error:
         return 0
+
+
+def longmemeval_tasks(data: Path, systems: list[str], store: Path) -> list:
+    """The unit tasks `lsrep longmemeval` would run on `data` for `systems` (none is run): an
+    executor that only collects them stands in for the real one."""
+    from lsrep.executors.local import Executor
+    from lsrep.longmemeval import run_longmemeval, spec_from_systems
+
+    class Collect(Executor):
+        def run(self, tasks):
+            self.tasks = list(tasks)
+            return iter(())
+
+    collect = Collect()
+    run_longmemeval(spec_from_systems(systems, data, store=store), executor=collect, fresh=True)
+    return collect.tasks

@@ -12,6 +12,7 @@ from lsrep.executors.local import InProcessExecutor, ProcessPoolExecutor
 from lsrep.exporting import export_rows
 from lsrep.runner import run_campaign
 from lsrep.store import RunStore
+from tests.conftest import longmemeval_tasks
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -87,21 +88,12 @@ def test_the_pool_pulls_tasks_lazily_within_its_window(tmp_path):
     tasks per worker beyond those consumed, and pulls the next only as results come back."""
     from lsrep.probes.generator import generate_longmemeval_file
 
-    from lsrep.executors.local import Executor
-    from lsrep.longmemeval import run_longmemeval, spec_from_systems
-
-    class Grab(Executor):
-        def run(self, tasks):
-            self.tasks = list(tasks)
-            return iter(())
-
     data = generate_longmemeval_file(tmp_path / "lme.json", n_questions=14, sessions_per_question=1, seed=4)
-    grab = Grab()
-    run_longmemeval(spec_from_systems(["null"], data, store=tmp_path / "g.sqlite"), executor=grab, fresh=True)
+    tasks = longmemeval_tasks(data, ["null"], tmp_path / "g.sqlite")
     pulled = []
 
     def stream():
-        for task in grab.tasks:
+        for task in tasks:
             pulled.append(task.unit_id)
             yield task
 
@@ -110,5 +102,5 @@ def test_the_pool_pulls_tasks_lazily_within_its_window(tmp_path):
     ahead = []
     for consumed, _ in enumerate(pool.run(stream()), start=1):
         ahead.append(len(pulled) - consumed)
-    assert len(grab.tasks) == 14 and len(ahead) == 14
+    assert len(tasks) == 14 and len(ahead) == 14
     assert max(ahead) <= 2 and ahead[0] >= 1

@@ -9,6 +9,7 @@ import dataclasses
 from lsrep.engine import run_unit
 from lsrep.executors.local import Executor
 from lsrep.prefix_hash import prefix_hashes
+from tests.conftest import longmemeval_tasks
 
 
 class Grab(Executor):
@@ -28,13 +29,8 @@ def _lsrep_run_tasks(example, tmp_path):
 def _longmemeval_tasks(tmp_path):
     from lsrep.probes.generator import generate_longmemeval_file
 
-    from lsrep.longmemeval import run_longmemeval, spec_from_systems
-
     data = generate_longmemeval_file(tmp_path / "lme.json", n_questions=3, sessions_per_question=3, seed=2)
-    grab = Grab()
-    run_longmemeval(spec_from_systems(["null", "full-context"], data, store=tmp_path / "lme.sqlite"),
-                    executor=grab, fresh=True)
-    return grab.tasks
+    return longmemeval_tasks(data, ["null", "full-context"], tmp_path / "lme.sqlite")
 
 
 def test_every_task_carries_its_trajectorys_prefix_hashes(example, tmp_path):

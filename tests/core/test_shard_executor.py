@@ -16,6 +16,7 @@ import lsrep.executors.shard as shard
 from lsrep.executors.local import InProcessExecutor
 from lsrep.executors.overlap import OverlappedExecutor
 from lsrep.executors.shard import ShardedExecutor
+from tests.conftest import longmemeval_tasks
 
 TIMINGS = {"elapsed_s", "elapsed_ms", "total_ms", "query_ms", "answer_ms", "latency_ms", "started_at",
            "finished_at", "created_at"}
@@ -225,24 +226,16 @@ def _slow() -> None:
 def test_a_stopped_run_kills_its_worker_and_starts_no_other_process(lme_file, tmp_path, monkeypatch):
     """The consumer stops (Ctrl-C in the driver) while a worker holds a unit: the worker is killed,
     the unit it held is not re-run alone, and no queued unit starts."""
-    from lsrep.executors.local import Executor, ProcessPoolExecutor
-    from lsrep.longmemeval import run_longmemeval, spec_from_systems
+    from lsrep.executors.local import ProcessPoolExecutor
 
-    class Grab(Executor):
-        def run(self, tasks):
-            self.tasks = list(tasks)
-            return iter(())
-
-    grab = Grab()
-    run_longmemeval(spec_from_systems(["vector-rag"], lme_file, store=tmp_path / "grab.sqlite"), executor=grab,
-                    fresh=True)
+    tasks = longmemeval_tasks(lme_file, ["vector-rag"], tmp_path / "grab.sqlite")
     alone = []
     monkeypatch.setattr(ProcessPoolExecutor, "_run_alone", lambda self, task, ctx: alone.append(task))
     ran_here = []
     real_run_unit = shard.run_unit
     monkeypatch.setattr(shard, "run_unit", lambda task: ran_here.append(time.monotonic()) or real_run_unit(task))
     sharded = ShardedExecutor(2, after_unit=_slow)  # the worker sleeps after its unit
-    results = sharded.run(grab.tasks)
+    results = sharded.run(tasks)
     first = next(results)
     assert first.unit["status"] == "finished"
     start = time.monotonic()
@@ -254,7 +247,7 @@ def test_a_stopped_run_kills_its_worker_and_starts_no_other_process(lme_file, tm
             assert not thread.is_alive()
     assert sharded.started == 1 and not alone, "a unit of the stopped run was re-run alone"
     # (A unit may have started here between the first result and the stop: not after it.)
-    assert ran_here and max(ran_here) < start and len(grab.tasks) > 4, "a unit queued before the stop started after it"
+    assert ran_here and max(ran_here) < start and len(tasks) > 4, "a unit queued before the stop started after it"
     assert sharded._pool is None
 
 

@@ -19,6 +19,7 @@ import pytest
 
 from lsrep.executors import workers
 from lsrep.executors.local import ProcessPoolExecutor
+from tests.conftest import longmemeval_tasks
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
@@ -226,17 +227,9 @@ def test_auto_stops_the_fork_server_when_it_runs_in_process(tmp_path, monkeypatc
     from lsrep.probes.generator import generate_longmemeval_file
 
     from lsrep.executors.auto import AutoExecutor
-    from lsrep.executors.local import Executor
-    from lsrep.longmemeval import run_longmemeval, spec_from_systems
-
-    class Grab(Executor):
-        def run(self, tasks):
-            self.tasks = list(tasks)
-            return iter(())
 
     data = generate_longmemeval_file(tmp_path / "lme.json", n_questions=1, sessions_per_question=2, seed=3)
-    grab = Grab()
-    run_longmemeval(spec_from_systems(["full-context"], data, store=tmp_path / "g.sqlite"), executor=grab, fresh=True)
+    tasks = longmemeval_tasks(data, ["full-context"], tmp_path / "g.sqlite")
     started = []
     real = workers.start_fork_server
 
@@ -248,7 +241,7 @@ def test_auto_stops_the_fork_server_when_it_runs_in_process(tmp_path, monkeypatc
 
     monkeypatch.setattr(auto_module, "start_fork_server", start)
     auto = AutoExecutor(cores=2)
-    results = list(auto.run(grab.tasks))
+    results = list(auto.run(tasks))
     assert auto.chosen.name == "in-process" and len(results) == 1
     assert started and started[0] is not None and not _alive(started[0])
     assert multiprocessing.forkserver._forkserver._forkserver_pid is None
