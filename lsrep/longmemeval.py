@@ -270,12 +270,12 @@ def run_longmemeval(spec: LongMemEvalSpec, *, source: Path | None = None, execut
                     if mode != "sessions":
                         trajectory = trajectory.model_copy(update={"trajectory_id": trajectory_id})
                     plan = plan_replay(trajectory, schedule, probes)
-                    # Hashed once here (the turn rows below reuse it): a worker need not hash again.
+                    # Hashed once here, for the turn rows and every unit's task.
                     built[mode] = (trajectory, plan, plan.digest(), tuple(prefix_hashes(trajectory.turns)))
                     if not store.rows("select 1 from turns where run_id = ? and trajectory = ? limit 1",
                                       [run_id, trajectory_id]):
                         # Stored with the first unit of this trajectory to land, in its transaction.
-                        pending_turns[trajectory_id] = _turn_rows(run_id, trajectory, plan)
+                        pending_turns[trajectory_id] = _turn_rows(run_id, trajectory, plan, built[mode][3])
                 trajectory, plan, digest, prefix = built[mode]
                 gold_by_unit[unit_id] = (position, item)
                 yield UnitTask(
@@ -415,9 +415,9 @@ def select_items(spec: LongMemEvalSpec) -> Iterator[Any]:
         yield item
 
 
-def _turn_rows(run_id: str, trajectory: Any, plan: Any) -> list[dict]:
+def _turn_rows(run_id: str, trajectory: Any, plan: Any, digests: tuple[str, ...]) -> list[dict]:
     # The text stays in the input file (its digest is in the manifest): not stored per question.
-    rows = turn_rows(run_id, trajectory, plan)
+    rows = turn_rows(run_id, trajectory, plan, digests)
     for row in rows:
         row["content"] = None
     return rows

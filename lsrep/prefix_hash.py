@@ -18,18 +18,13 @@ def turn_digest(previous: str, payload: dict[str, Any]) -> str:
     return hashlib.sha256(previous.encode() + blob).hexdigest()
 
 
-_PREFIXES: dict[int, tuple[Any, tuple[str, ...]]] = {}
-
-
 def prefix_hashes(turns) -> list[str]:
-    """The running prefix hash after each turn (element i covers turns 0..i); the last few kept by identity."""
-    hit = _PREFIXES.get(id(turns))
-    if hit is None or hit[0] is not turns:  # the driver's turn rows and an in-process unit: hashed once
-        out, running = [], ""
-        for turn in turns:
-            running = turn_digest(running, turn.model_dump(mode="json"))
-            out.append(running)
-        if len(_PREFIXES) >= 3:
-            _PREFIXES.clear()
-        hit = _PREFIXES[id(turns)] = (turns, tuple(out))
-    return list(hit[1])
+    """The running prefix hash after each turn (element i covers turns 0..i).
+
+    Computed once per trajectory by the driver: for its turn rows, and carried to every unit of
+    the trajectory in its task (`UnitTask.prefix_sha256`)."""
+    out, running = [], ""
+    for turn in turns:
+        running = turn_digest(running, turn.model_dump(mode="json"))
+        out.append(running)
+    return out

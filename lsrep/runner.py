@@ -14,6 +14,7 @@ import os
 import platform
 import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import metadata
@@ -393,13 +394,17 @@ def _tasks(run_id: str, campaign: LoadedCampaign, inputs, plans, store_path: Pat
     return tasks
 
 
-def turn_rows(run_id: str, trajectory: Trajectory, plan: ReplayPlan) -> list[dict]:
-    """Store rows for a trajectory's turns, with simulated times and running prefix hashes."""
+def turn_rows(run_id: str, trajectory: Trajectory, plan: ReplayPlan,
+              digests: Sequence[str] | None = None) -> list[dict]:
+    """Store rows for a trajectory's turns, with simulated times and running prefix hashes
+    (`digests`, where the caller has them already)."""
     from lsrep.prefix_hash import prefix_hashes
 
+    if digests is None:
+        digests = prefix_hashes(trajectory.turns)
     return [{
         "run_id": run_id, "trajectory": trajectory.trajectory_id, "idx": i, "turn_id": turn.turn_id,
         "session_id": turn.session_id, "timestamp": turn.timestamp.isoformat(),
         "sim_time": plan.sim_times[i].isoformat(), "role": turn.role, "speaker": turn.speaker,
         "content": turn.content, "prefix_sha256": digest,
-    } for i, (turn, digest) in enumerate(zip(trajectory.turns, prefix_hashes(trajectory.turns), strict=True))]
+    } for i, (turn, digest) in enumerate(zip(trajectory.turns, digests, strict=True))]
