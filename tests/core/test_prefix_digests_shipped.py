@@ -58,3 +58,27 @@ def test_a_unit_records_the_hashes_its_task_carries_and_computes_them_when_it_ca
     for carried in ((), marked[:-1]):  # none, or not one per turn: computed by the unit
         assert _checkpoint_hashes(dataclasses.replace(task, prefix_sha256=carried)) == \
             [(k, truth[k]) for k, _ in recorded]
+
+
+def test_stored_turn_rows_and_checkpoints_hold_each_trajectorys_own_hashes(tmp_path):
+    """The hashes are computed once and handed on (turn rows, tasks): what the store keeps must still
+    be each trajectory's own, turn by turn, and a checkpoint's the one after its prefix."""
+    import sqlite3
+
+    from lsrep.executors.local import InProcessExecutor
+    from lsrep.longmemeval import run_longmemeval, spec_from_systems
+    from lsrep.probes.generator import generate_longmemeval_file
+
+    data = generate_longmemeval_file(tmp_path / "lme.json", n_questions=2, sessions_per_question=2, seed=9)
+    truth = {t.trajectory.trajectory_id: prefix_hashes(list(t.trajectory.turns))
+             for t in longmemeval_tasks(data, ["null"], tmp_path / "tasks.sqlite")}
+    out = run_longmemeval(spec_from_systems(["null"], data, store=tmp_path / "run.sqlite"),
+                          executor=InProcessExecutor(), fresh=True)
+    db = sqlite3.connect(out.store_path)
+    stored: dict[str, list[str]] = {}
+    for trajectory, digest in db.execute("select trajectory, prefix_sha256 from turns order by trajectory, idx"):
+        stored.setdefault(trajectory, []).append(digest)
+    assert stored == truth and len(truth) == 2
+    checkpoints = db.execute("select u.trajectory, c.prefix_len, c.prefix_sha256 from checkpoints c "
+                             "join units u using (unit_id)").fetchall()
+    assert checkpoints and all(h == ([""] + truth[t])[k] for t, k, h in checkpoints)
