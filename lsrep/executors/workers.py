@@ -137,20 +137,14 @@ def stop_fork_server() -> None:
 
 
 def children(pid: int) -> list[int]:
-    """The live processes whose parent is `pid` (from /proc; none where there is no /proc)."""
+    """The live processes whose parent is `pid` (none where there is no /proc)."""
+    if not HAVE_PROC:
+        return []
     out = []
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return out
-    for entry in entries:
+    for entry in os.listdir("/proc"):
         if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat", "rb") as fh:
-                    fields = fh.read().rsplit(b")", 1)[1].split()
-            except (OSError, IndexError):
-                continue
-            if int(fields[1]) == pid and fields[0] not in (b"Z", b"X"):
+            stat = _stat(int(entry))
+            if stat is not None and stat[1] == pid and stat[0] not in DEAD:
                 out.append(int(entry))
     return out
 
@@ -190,13 +184,7 @@ def worker_init(driver_pid: int) -> None:
 
 def driver_alive(pid: int) -> bool:
     """Whether process `pid` exists and is not a zombie (a driver killed but not yet reaped)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            state = fh.read().rsplit(b")", 1)[1].split()[0]
-        return state not in (b"Z", b"X")
-    except FileNotFoundError:
-        return False
-    except (OSError, IndexError):
+    if not HAVE_PROC:  # no zombie test here: a killed driver's workers end with their fork server
         try:
             os.kill(pid, 0)
         except ProcessLookupError:
@@ -204,3 +192,20 @@ def driver_alive(pid: int) -> bool:
         except PermissionError:
             return True
         return True
+    stat = _stat(pid)
+    return stat is not None and stat[0] not in DEAD
+
+
+HAVE_PROC = os.path.exists("/proc/self/stat")
+DEAD = (b"Z", b"X")
+"""Process states of a process that has exited (zombie, dead)."""
+
+
+def _stat(pid: int) -> tuple[bytes, int] | None:
+    """(state, parent pid) of process `pid` from /proc; None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            fields = fh.read().rsplit(b")", 1)[1].split()
+        return fields[0], int(fields[1])
+    except (OSError, IndexError, ValueError):
+        return None

@@ -284,3 +284,15 @@ def test_in_a_fresh_process_a_spawned_worker_is_born_blocking_ctrl_c():
                          env={**os.environ, "PYTHONPATH": str(REPO)})
     assert out.returncode == 0, out.stderr
     assert int(out.stdout.split()[1], 16) & (1 << (signal.SIGINT - 1)), out.stdout
+
+
+def test_without_proc_a_live_driver_is_alive(monkeypatch):
+    """Where there is no /proc (macOS), a worker asks the driver with a null signal: reading /proc
+    there found nothing, so every worker took its live driver for dead and exited at once."""
+    monkeypatch.setattr(workers, "HAVE_PROC", False)
+    monkeypatch.setattr(workers, "_stat", lambda pid: pytest.fail("/proc read where there is none"))
+    assert workers.driver_alive(os.getpid())
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    assert not workers.driver_alive(child.pid)
+    assert workers.children(os.getpid()) == []
