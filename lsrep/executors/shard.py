@@ -91,9 +91,10 @@ class ShardedExecutor(Executor):
         self._stopping = False
         # One worker (the default on two cores): spawned, see `SpawnedWorker`. More: forked from a
         # fork server that imports the harness once, while this process runs the first units.
-        if self.processes > 2:
+        forked = self.processes > 2
+        if forked:
             start_fork_server()
-        self._ctx = WorkerContext() if self.processes > 2 else SpawnContext()
+        self._ctx = WorkerContext() if forked else SpawnContext()
         quiet_resource_tracker()
         lanes = _Lanes(self.processes - 1)
 
