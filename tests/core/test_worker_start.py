@@ -157,7 +157,21 @@ def test_driver_alive_tells_a_zombie_from_a_live_process():
     assert workers.driver_alive(os.getpid())
     child.wait()
     assert not workers.driver_alive(child.pid)
-    assert workers.children(os.getpid()) == [] or child.pid not in workers.children(os.getpid())
+    assert child.pid not in workers.children(os.getpid())
+
+
+def test_children_lists_a_live_child_and_not_a_zombie():
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        assert child.pid in workers.children(os.getpid())
+        assert os.getpid() not in workers.children(os.getpid())
+    finally:
+        child.kill()
+    deadline = time.monotonic() + 10
+    while child.pid in workers.children(os.getpid()) and time.monotonic() < deadline:
+        time.sleep(0.02)  # killed, not yet reaped: a zombie, which is not listed
+    assert child.pid not in workers.children(os.getpid())
+    child.wait()
 
 
 class _Seen(Exception):
