@@ -65,9 +65,10 @@ def test_stored_turn_rows_and_checkpoints_hold_each_trajectorys_own_hashes(tmp_p
     be each trajectory's own, turn by turn, and a checkpoint's the one after its prefix."""
     import sqlite3
 
+    from lsrep.probes.generator import generate_longmemeval_file
+
     from lsrep.executors.local import InProcessExecutor
     from lsrep.longmemeval import run_longmemeval, spec_from_systems
-    from lsrep.probes.generator import generate_longmemeval_file
 
     data = generate_longmemeval_file(tmp_path / "lme.json", n_questions=2, sessions_per_question=2, seed=9)
     truth = {t.trajectory.trajectory_id: prefix_hashes(list(t.trajectory.turns))
