@@ -21,6 +21,7 @@ from typing import Any
 from lsrep.answer import Answerer, make_answerer
 from lsrep.answer.prompt import build_messages, prompt_tokens
 from lsrep.answering import AnswerPool, Asked, Deferred, answer_concurrency, captured
+from lsrep.collector import replaying
 from lsrep.context_audit import ContextAudit, audit_context, enforce_budget, same_items
 from lsrep.contract import (
     FidelityEvent,
@@ -48,7 +49,7 @@ from lsrep.prefix_hash import prefix_hashes, turn_digest
 from lsrep.protocol.models import Probe
 from lsrep.provenance import TurnIndex
 from lsrep.text import estimate_tokens
-from lsrep.unit import UnitResult, UnitTask, replaying, unit_seed  # noqa: F401  (re-exported: executors import them from here)
+from lsrep.unit import UnitResult, UnitTask, unit_seed  # noqa: F401  (re-exported: executors import them from here)
 from lsrep.verdicts import deterministic_judgement  # noqa: F401  (re-exported)
 
 
@@ -449,23 +450,23 @@ def run_unit(task: UnitTask) -> UnitResult:
     state_dir = Path(tempfile.mkdtemp(prefix="lsrep-state-")) if task.adapter_host == "in-process" else None
     replay = None
     try:
-        try:
-            replay = _Replay(task, state_dir)
-        except HostError as exc:
-            # The host could not start or build the adapter: a failed unit, as for a dead worker.
-            from lsrep.executors.local import crashed_unit
+        with replaying():  # the replay's set-up too: the turn index is built there
+            try:
+                replay = _Replay(task, state_dir)
+            except HostError as exc:
+                # The host could not start or build the adapter: a failed unit, as for a dead worker.
+                from lsrep.executors.local import crashed_unit
 
-            return crashed_unit(task, exc)
-        with replaying():
+                return crashed_unit(task, exc)
             replay.run()
-        return replay.result(time.perf_counter() - start)
+            return replay.result(time.perf_counter() - start)
     finally:
         if replay is not None:
             if hasattr(replay.guard.adapter, "terminate"):
                 replay.guard.adapter.terminate()
             # The replay and its turn index refer to themselves (the deferred conclusions, the memory
             # relay's `where`, the index's per-turn views): their state goes now, not at the next full
-            # collection (fewer of them while units replay: `lsrep.unit.replaying`). Both are this unit's.
+            # collection (fewer of them while units replay: `lsrep.collector.replaying`). Both are this unit's.
             index = replay._provenance
             if index.done() and index.exception() is None:
                 vars(index.result()).clear()

@@ -32,6 +32,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from lsrep.answer import memo as answer_memo
+from lsrep.collector import replaying
 from lsrep.engine import UnitResult, UnitTask, unit_seed
 from lsrep.errors import InputError, pydantic_reason
 from lsrep.executors.local import Executor, InProcessExecutor
@@ -299,28 +300,29 @@ def run_longmemeval(spec: LongMemEvalSpec, *, source: Path | None = None, execut
     bar = RunProgress(total=total, done=len(done), mode=progress)
     run_all = None
     try:
-        run_all = executor.run(tasks())
-        for result in run_all:
-            position, item = gold_by_unit.pop(result.unit["unit_id"])
-            result.tables["lme_questions"] = question_rows(result, position, item)
-            turns = pending_turns.pop(result.unit["trajectory"], None)
-            if turns:
-                result.tables["turns"] = turns
-            for jspec, judge in judges:
-                rows, calls = judge_observations(
-                    jspec.name, judge, result.tables.get("observations", []),
-                    workers=jspec.endpoint.concurrency if jspec.endpoint else 1,
-                    case_for=lambda row, item=item: official_case(row, item))
-                result.tables.setdefault("judgements", []).extend(rows)
-                result.tables.setdefault("llm_calls", []).extend(calls)
-            store.write_unit(result.unit, result.tables)
-            # A question's contexts come from its own haystack, so the offline reader's memo seldom
-            # serves the next question: emptied after each, it holds one question's entries at most
-            # (kept whole, 500 S questions filled its bounds: the driver's PSS went 300 -> 391 MB).
-            answer_memo.clear()
-            counts["run"] += 1
-            counts["failed"] += result.unit["status"] == "failed"
-            bar.unit_done(result)
+        with replaying():  # the whole loop, as `lsrep run` (lsrep.collector)
+            run_all = executor.run(tasks())
+            for result in run_all:
+                position, item = gold_by_unit.pop(result.unit["unit_id"])
+                result.tables["lme_questions"] = question_rows(result, position, item)
+                turns = pending_turns.pop(result.unit["trajectory"], None)
+                if turns:
+                    result.tables["turns"] = turns
+                for jspec, judge in judges:
+                    rows, calls = judge_observations(
+                        jspec.name, judge, result.tables.get("observations", []),
+                        workers=jspec.endpoint.concurrency if jspec.endpoint else 1,
+                        case_for=lambda row, item=item: official_case(row, item))
+                    result.tables.setdefault("judgements", []).extend(rows)
+                    result.tables.setdefault("llm_calls", []).extend(calls)
+                store.write_unit(result.unit, result.tables)
+                # A question's contexts come from its own haystack, so the offline reader's memo seldom
+                # serves the next question: emptied after each, it holds one question's entries at most
+                # (kept whole, 500 S questions filled its bounds: the driver's PSS went 300 -> 391 MB).
+                answer_memo.clear()
+                counts["run"] += 1
+                counts["failed"] += result.unit["status"] == "failed"
+                bar.unit_done(result)
     except KeyboardInterrupt:
         # As `lsrep run`: the run is marked, and the same command resumes it (workers stopped first).
         from lsrep.runner import RunInterrupted

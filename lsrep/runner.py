@@ -23,6 +23,7 @@ from typing import Any
 
 from lsrep import __version__
 from lsrep.answer import make_answerer
+from lsrep.collector import replaying
 from lsrep.contract import DETERMINISM_VALUES, WHEN_MODEL_IS, expects_determinism
 from lsrep.embed import make_embedder
 from lsrep.engine import UnitTask
@@ -36,7 +37,7 @@ from lsrep.protocol.campaign import LoadedCampaign
 from lsrep.protocol.loading import load_probes, load_trajectory
 from lsrep.protocol.models import ProbeSet, Trajectory
 from lsrep.store import RunStore
-from lsrep.unit import replaying, unit_seed
+from lsrep.unit import unit_seed
 
 
 @dataclass(frozen=True)
@@ -333,13 +334,15 @@ def run_campaign(path: Path | str, *, executor: Executor | None = None, progress
             # Only the driver draws progress: workers never write to the terminal.
             bar = RunProgress(total=len(tasks) + len(done), done=len(done), mode=progress)
             try:
-                for result in executor.run(tasks):
-                    if judges:
-                        judge_unit_tables(result.tables, judges)
-                    with replaying():  # the unit's rows are as long-lived as its replay's
+                # The whole loop: between units too, where the driver writes rows and the last unit's
+                # survivors would otherwise be examined at once under the default setting.
+                with replaying():
+                    for result in executor.run(tasks):
+                        if judges:
+                            judge_unit_tables(result.tables, judges)
                         store.write_unit(result.unit, result.tables)
-                    failed += result.unit["status"] == "failed"
-                    bar.unit_done(result)
+                        failed += result.unit["status"] == "failed"
+                        bar.unit_done(result)
             finally:
                 bar.close()
                 from lsrep.host.reuse import close_idle_hosts

@@ -3,11 +3,7 @@ the rows it returns. Executors ship these between processes, so they stay plain 
 
 from __future__ import annotations
 
-import gc
 import hashlib
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -75,39 +71,3 @@ def unit_seed(master: int, condition: str, trajectory: str, repetition: int) -> 
     """The unit's seed: the campaign's master seed, condition, trajectory and repetition, hashed."""
     digest = hashlib.sha256(f"{master}:{condition}:{trajectory}:{repetition}".encode()).digest()
     return int.from_bytes(digest[:4], "big")
-
-
-FULL_COLLECTION_EVERY = 100
-"""While a unit replays, the cyclic collector's oldest generation is examined after this many
-collections of the middle one (CPython's default: 10; `replaying`)."""
-_replaying = 0
-_saved_threshold: tuple[int, ...] | None = None
-_gc_lock = threading.Lock()
-
-
-@contextmanager
-def replaying() -> Iterator[None]:
-    """Fewer full collections while a unit replays or its rows are written (issue #20).
-
-    A unit's rows, the memos and the turn index survive the young generations, so CPython's default
-    examined the whole heap (100-150k objects) seven times in LoCoMo conv-26 under vector-RAG, 0.4
-    CPU s of 4.9. The young generations are collected as before, so garbage cycles that die young
-    (as a call's do) are freed as before; only cycles that outlive two collections wait longer (the
-    engine empties a finished unit's replay and turn index, which refer to themselves, so they go at
-    once). Nothing a unit computes depends on when the collector runs. Units replaying in threads
-    share one setting: the first raises it, the last puts back what it found."""
-    global _replaying, _saved_threshold
-    with _gc_lock:
-        if _replaying == 0:
-            _saved_threshold = gc.get_threshold()
-            first, middle = _saved_threshold[:2]
-            gc.set_threshold(first, middle, max(_saved_threshold[2], FULL_COLLECTION_EVERY))
-        _replaying += 1
-    try:
-        yield
-    finally:
-        with _gc_lock:
-            _replaying -= 1
-            if _replaying == 0 and _saved_threshold is not None:
-                gc.set_threshold(*_saved_threshold)
-                _saved_threshold = None

@@ -159,7 +159,11 @@ def quiet_resource_tracker() -> None:
 
 
 def worker_init(driver_pid: int) -> None:
-    """In each worker: leave Ctrl-C to the driver, and die with the fork server or the driver."""
+    """In each worker: leave Ctrl-C to the driver, die with the fork server or the driver, and
+    collect garbage as a process that only runs units does (`lsrep.collector.for_unit_process`)."""
+    from lsrep.collector import for_unit_process
+
+    for_unit_process()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     try:

@@ -351,6 +351,9 @@ def _ms(start: float) -> float:
 def main(argv: list[str]) -> int:
     from multiprocessing.connection import Connection
 
+    from lsrep.collector import for_unit_process
+
+    for_unit_process()  # a host serves one unit: the adapter's ingests build its memory in bursts
     rx = Connection(int(argv[0]), writable=False)
     tx = Connection(int(argv[1]), readable=False)
     Host(_Channel(rx, tx)).serve()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import socket
@@ -38,6 +39,7 @@ class IntrospectAdapter(MemoryAdapter):
             "pids": sorted(int(p) for p in os.listdir("/proc") if p.isdigit()), "pid": os.getpid(),
             "state_dir": str(self.setup.state_dir), "llm": self.setup.llm is not None,
             "embedding_text": self.setup.embedding_text,
+            "gc": [list(gc.get_threshold()), gc.get_freeze_count()],
             "parent_cmdline": _read(f"/proc/{os.getppid()}/cmdline").split("\0"),
             "parent_env": sorted(e.partition("=")[0] for e in _read(f"/proc/{os.getppid()}/environ").split("\0") if e),
         }

@@ -60,6 +60,22 @@ def test_the_host_sees_a_clean_argv_environment_and_folder(monkeypatch, tmp_path
         assert "OPENAI_API_KEY" not in seen["parent_env"] and set(seen["parent_env"]) <= allowed | {"LC_CTYPE"}
 
 
+def test_a_host_collects_garbage_as_a_unit_process():
+    """`lsrep.collector.for_unit_process` in the host: the unit setting for its life, and the zygote's
+    heap it was forked with frozen out of every collection."""
+    from lsrep.collector import FULL_COLLECTION_EVERY, YOUNG_COLLECTION_AFTER
+
+    adapter = _open("IntrospectAdapter")
+    try:
+        adapter.reset(conversation_id="c", now=NOW)
+        adapter.ingest(TURN, now=NOW)
+        threshold, frozen = json.loads(adapter.query("gc?", now=NOW).fragments[0].text)["gc"]
+    finally:
+        adapter.close()
+    assert threshold[0] >= YOUNG_COLLECTION_AFTER and threshold[2] >= FULL_COLLECTION_EVERY
+    assert frozen > 10_000  # pydantic, numpy and the harness-side modules
+
+
 def test_a_stalled_host_is_killed_after_the_timeout_and_stays_dead():
     adapter = _open("StallingAdapter", timeout=1.0)
     adapter.reset(conversation_id="c", now=NOW)
