@@ -333,9 +333,9 @@ def run_longmemeval(spec: LongMemEvalSpec, *, source: Path | None = None, execut
         raise RunInterrupted(run_id, store.path) from None
     finally:
         bar.close()
-        from lsrep.host.reuse import close_idle_hosts
+        from lsrep.host import end_of_run
 
-        close_idle_hosts()
+        end_of_run()
     store.finish_run(run_id)
     return DiagnosticOutcome(run_id, store.path, resumed, counts["questions"], counts["run"], len(done),
                              counts["failed"])

@@ -345,9 +345,9 @@ def run_campaign(path: Path | str, *, executor: Executor | None = None, progress
                         bar.unit_done(result)
             finally:
                 bar.close()
-                from lsrep.host.reuse import close_idle_hosts
+                from lsrep.host import end_of_run
 
-                close_idle_hosts()
+                end_of_run()
         except KeyboardInterrupt:
             store.finish_run(run_id, status="interrupted")
             raise RunInterrupted(run_id, store.path) from None

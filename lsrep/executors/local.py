@@ -20,6 +20,7 @@ from lsrep.executors.workers import (
     stop_fork_server,
     worker_init,
 )
+from lsrep.host.launch import shared_zygote
 
 
 class Executor:
@@ -68,14 +69,20 @@ class ProcessPoolExecutor(Executor):
     def __init__(self, workers: int) -> None:
         self.workers = workers
 
+    shared: tuple[str, str] | None = None
+    """The run's adapter-host fork server the workers attach to (`lsrep.host.launch.shared_zygote`)."""
+
     def _pool(self, ctx, workers: int) -> cf.ProcessPoolExecutor:
         return cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=worker_init,
-                                      initargs=(os.getpid(),))
+                                      initargs=(os.getpid(), self.shared))
 
     def run(self, tasks: Iterable[UnitTask]) -> Iterator[UnitResult]:
         # Tasks are pulled lazily with a bounded window in flight, so a streamed
         # data set never sits in memory whole.
         start_fork_server()  # it imports the harness while the first tasks are built
+        # The workers' adapter hosts come from one fork server, started now: it imports beside the
+        # workers' fork server instead of in each worker on the way to its first unit.
+        self.shared = shared_zygote()
         ctx = WorkerContext()
         quiet_resource_tracker()
         window = self.window_per_worker * self.workers

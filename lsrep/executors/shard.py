@@ -41,6 +41,7 @@ from lsrep.executors.workers import (
     quiet_resource_tracker,
     start_fork_server,
 )
+from lsrep.host.launch import shared_zygote
 
 LOCAL = "local"
 REMOTE = "remote"
@@ -80,6 +81,7 @@ class ShardedExecutor(Executor):
         self._pool: cf.ProcessPoolExecutor | None = None
         self._lock = threading.Lock()
         self._ctx = None
+        self._shared: tuple[str, str] | None = None
         self.started = 0
         """Worker pools started (a broken pool is replaced): 0 when every unit ran here."""
         self.ran_remote = 0
@@ -95,6 +97,7 @@ class ShardedExecutor(Executor):
         if forked:
             start_fork_server()
         self._ctx = WorkerContext() if forked else SpawnContext()
+        self._shared = shared_zygote()  # one fork server of adapter hosts for this process and its workers
         quiet_resource_tracker()
         lanes = _Lanes(self.processes - 1)
 
@@ -134,7 +137,7 @@ class ShardedExecutor(Executor):
             if self._stopping:
                 raise RuntimeError("the run was interrupted")
             if self._pool is None:
-                self._pool = ProcessPoolExecutor(self.processes - 1)._pool(self._ctx, self.processes - 1)
+                self._pool = self._workers(self.processes - 1)._pool(self._ctx, self.processes - 1)
                 self.started += 1
             return self._pool
 
@@ -166,7 +169,12 @@ class ShardedExecutor(Executor):
         _kill(pool)
         if self._stopping:  # killed by an interrupted run: nothing to pin, no process to start
             return crashed_unit(task, RuntimeError("the run was interrupted"))
-        return ProcessPoolExecutor(1)._run_alone(task, self._ctx)
+        return self._workers(1)._run_alone(task, self._ctx)
+
+    def _workers(self, n: int) -> ProcessPoolExecutor:
+        workers = ProcessPoolExecutor(n)
+        workers.shared = self._shared
+        return workers
 
 
 def _fewer_arenas() -> None:

@@ -26,6 +26,17 @@ def check_mode(mode: str) -> str:
     return mode
 
 
+def end_of_run() -> None:
+    """A run's units are done: the hosts kept for later units are stopped, then this process's
+    fork server of hosts (`lsrep.host.launch`). No host process outlives the run, and each run pays
+    its own start-up, as each run starts and stops its pool's fork server."""
+    from lsrep.host.launch import stop_zygote
+    from lsrep.host.reuse import close_idle_hosts
+
+    close_idle_hosts()
+    stop_zygote()
+
+
 def open_adapter(mode: str, cls: type, options: Any, raw_options: dict[str, Any], *, disable: tuple[str, ...],
                  state_dir: Path | None, retrieval_budget: int | None, embedder: Any, llm: Any, seed: int,
                  embedding_text: str = "content", memory: Any = None, simulated_clock: bool | str = True) -> Any:

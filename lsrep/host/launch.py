@@ -8,6 +8,7 @@ import atexit
 import functools
 import json
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -86,16 +87,34 @@ def import_path(cls: type) -> list[str]:
 
 
 class Zygote:
-    """The fork server of this harness process (see `lsrep.host.zygote`), started on first use."""
+    """The fork server of this harness process (see `lsrep.host.zygote`), started on first use.
+
+    Under the `sandbox` isolation it also listens, on an abstract Unix socket of this process's
+    network namespace, for this run's pool workers (`attach`): they fork their hosts from it
+    instead of each starting a fork server of its own (an interpreter importing numpy and pydantic,
+    about 0.25 s of CPU, on the way to each worker's first unit). Its hosts live in the fork
+    server's own network namespace, where that name does not exist, and get none of its sockets.
+    Under the weaker levels a host could reach such a socket, so there is none: each worker starts
+    its own."""
 
     def __init__(self) -> None:
         self.workdir = Path(tempfile.mkdtemp(prefix="lsrep-zygote-"))
         self.isolation = isolation()
+        self.address: str | None = None
+        """Where this run's pool workers connect (`attach`); None: they start their own."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         prefix = {"sandbox": SANDBOX_CMD, "pid-namespace": NAMESPACE_CMD}.get(self.isolation, ())
         cmd = [*prefix, sys.executable, "-m", "lsrep.host", "--zygote", str(theirs.fileno())]
+        passed = [theirs.fileno()]
+        listener = None
         if self.isolation == "sandbox":
             cmd.append("--sandbox")
+            listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            self.address = f"\0lsrep-zygote-{os.getpid()}-{secrets.token_hex(16)}"
+            listener.bind(self.address)
+            listener.listen(64)
+            cmd += ["--listen", str(listener.fileno())]
+            passed.append(listener.fileno())
         # Born with SIGINT blocked (it, `unshare` before it, and the hosts it forks): Ctrl-C reaches
         # the terminal's whole process group, and the harness alone handles it (it closes the
         # zygote); interrupted while importing, the zygote printed a KeyboardInterrupt traceback.
@@ -104,25 +123,47 @@ class Zygote:
         try:
             # Hosts' stdout goes to the harness's stderr: an adapter's print never mixes into a
             # command's output.
-            self.proc = subprocess.Popen(cmd, pass_fds=(theirs.fileno(),), cwd=self.workdir,
-                                         env=host_environment(self.workdir), stdin=subprocess.DEVNULL,
-                                         stdout=2, close_fds=True)
+            self.proc: subprocess.Popen | None = subprocess.Popen(
+                cmd, pass_fds=passed, cwd=self.workdir, env=host_environment(self.workdir),
+                stdin=subprocess.DEVNULL, stdout=2, close_fds=True)
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
             theirs.close()
+            if listener is not None:
+                listener.close()  # the zygote holds it now
         self.sock = ours
         self.lock = threading.Lock()
         self.preloaded: set[str] = set()
 
+    @classmethod
+    def attach(cls, address: str, level: str) -> Zygote:
+        """A connection of this process (a pool worker) to the run's fork server at `address`."""
+        self = cls.__new__(cls)
+        self.workdir, self.isolation, self.address, self.proc = None, level, address, None
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            self.sock.connect(address)
+        except OSError:
+            self.sock.close()
+            raise
+        self.lock = threading.Lock()
+        self.preloaded = set()
+        self.gone = False
+        return self
+
     def _ask(self, message: dict[str, Any], fds: tuple[int, ...] = ()) -> dict[str, Any]:
         with self.lock:
-            socket.send_fds(self.sock, [json.dumps(message).encode() + b"\n"], list(fds))
-            data = b""
-            while not data.endswith(b"\n"):
-                chunk = self.sock.recv(65536)
-                if not chunk:
-                    raise HostDied("the adapter hosts' fork server is gone")
-                data += chunk
+            try:
+                socket.send_fds(self.sock, [json.dumps(message).encode() + b"\n"], list(fds))
+                data = b""
+                while not data.endswith(b"\n"):
+                    chunk = self.sock.recv(65536)
+                    if not chunk:
+                        raise HostDied("the adapter hosts' fork server is gone")
+                    data += chunk
+            except (HostDied, OSError):
+                self.gone = True
+                raise
         return json.loads(data)
 
     def preload(self, module: str) -> None:
@@ -146,10 +187,16 @@ class Zygote:
         except (HostDied, OSError):
             pass
 
+    gone = False
+    """Set when the fork server hung up on this connection."""
+
     def alive(self) -> bool:
-        return self.proc.poll() is None
+        return not self.gone and (self.proc is None or self.proc.poll() is None)
 
     def close(self) -> None:
+        if self.proc is None:  # attached: the run's fork server is the driver's to stop
+            self.sock.close()
+            return
         try:
             self.sock.close()
             self.proc.wait(timeout=10)
@@ -165,11 +212,50 @@ _ZYGOTE_LOCK = threading.Lock()
 """Units run in two threads (`lsrep.executors.overlap`) start one fork server between them."""
 
 
+_SHARED: dict[int, tuple[str, str]] = {}
+"""Per process (a pool worker): the run's fork server to attach to, and its isolation level."""
+
+
 def zygote() -> Zygote:
-    """This process's fork server (a forked or spawned worker gets its own)."""
+    """This process's fork server: in a pool worker told of the run's (`use_shared`), a connection to
+    it; else one of its own, started on first use (and again if it died)."""
     with _ZYGOTE_LOCK:
         current = _ZYGOTE.get(os.getpid())
         if current is None or not current.alive():
-            current = _ZYGOTE[os.getpid()] = Zygote()
+            current = None
+            shared = _SHARED.pop(os.getpid(), None)
+            if shared is not None:
+                try:
+                    current = Zygote.attach(*shared)
+                except OSError:
+                    current = None  # the run's is gone: this process starts its own
+            if current is None:
+                current = Zygote()
+            _ZYGOTE[os.getpid()] = current
             atexit.register(current.close)
         return current
+
+
+def shared_zygote() -> tuple[str, str] | None:
+    """For a run's pool workers: this process's fork server, started now if none runs (it imports
+    while the workers start), as (address, isolation level); None where workers cannot share it."""
+    if isolation() != "sandbox":
+        return None
+    current = zygote()
+    return None if current.address is None else (current.address, current.isolation)
+
+
+def use_shared(shared: tuple[str, str] | None) -> None:
+    """In a pool worker: fork hosts from the run's fork server (`shared_zygote`) from now on."""
+    if shared is not None:
+        _SHARED[os.getpid()] = shared
+
+
+def stop_zygote() -> None:
+    """Stop this process's fork server, if it has one, and every host it forked (a run calls it once
+    its units are done: the next run starts its own, and pays its own start-up)."""
+    with _ZYGOTE_LOCK:
+        current = _ZYGOTE.pop(os.getpid(), None)
+    if current is not None:
+        current.close()
+        atexit.unregister(current.close)

@@ -8,6 +8,11 @@ two pipe ends passed over the zygote's Unix socket (SCM_RIGHTS), a fresh working
 TMPDIR inside it, and serves one unit. Hosts are siblings of nothing but the zygote: as PID 1 of the
 namespace, its exit takes every host with it.
 
+Under the `sandbox` isolation it also accepts connections from the harness's pool workers on a
+listening socket the harness bound (`--listen FD`; see `lsrep.host.launch.Zygote`): each worker
+asks over its own connection, one request at a time per connection; a worker's connection ending is
+that worker gone, and only the harness's own connection ending ends the zygote.
+
 Requests on the socket (JSON lines): `{"op": "spawn", "workdir": ...}` with two file descriptors →
 `{"pid": n}`; `{"op": "kill", "pid": n}` → `{"ok": true}`; `{"op": "preload", "modules": [...]}` imports
 bundled adapter modules (`lsrep.adapters.*` only) so their hosts start warm. End of file: the zygote
@@ -18,12 +23,15 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import socket
 import sys
 
 TRUSTED = ("lsrep.adapters.",)
 """Modules the zygote may import on request: the bundled adapters (and through them their systems)."""
+CLIENT_TIMEOUT_S = 10.0
+"""A pool worker's connection that stalls this long within a request or a reply is dropped."""
 PRELOAD = ("lsrep.host.server", "lsrep.contract", "lsrep.embed.hashing", "numpy", "pydantic",
            "lsrep.host.clock", "lsrep.host.capture", "time_machine")
 """Imported once in the zygote; forked hosts start with them (adapters are imported in the host).
@@ -46,20 +54,25 @@ def _readline(sock: socket.socket) -> tuple[dict | None, list[int]]:
     return json.loads(data), fds
 
 
-def serve(fd: int, sandboxed: bool = False) -> int:
+def serve(fd: int, sandboxed: bool = False, listen: int | None = None) -> int:
     """Serve the harness until it hangs up; a harness that dies mid-reply (a killed worker, Ctrl-C)
     is the same end, not an error: the fork server exits quietly. Ctrl-C is the harness's to
-    handle: this process (started with SIGINT blocked) and the hosts it forks ignore it."""
+    handle: this process (started with SIGINT blocked) and the hosts it forks ignore it.
+
+    `listen`: a listening socket the harness bound (in its own network namespace, see
+    `lsrep.host.launch.Zygote`) on which the harness's pool workers connect, each with requests
+    of its own; only the connection on `fd` (the harness that started this process) ends it."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     try:
-        return _serve(fd, sandboxed)
+        return _serve(fd, sandboxed, listen)
     except (BrokenPipeError, ConnectionResetError):
         return 0
 
 
-def _serve(fd: int, sandboxed: bool) -> int:
-    sock = socket.socket(fileno=fd)
+def _serve(fd: int, sandboxed: bool, listen: int | None = None) -> int:
+    owner = socket.socket(fileno=fd)
+    listener = socket.socket(fileno=listen) if listen is not None else None
     if sandboxed:
         from lsrep.host import sandbox
 
@@ -74,34 +87,61 @@ def _serve(fd: int, sandboxed: bool) -> int:
     # Hosts are reaped as they exit, so their CPU time is counted in this process's children's
     # (and, through the harness waiting for this process, the harness's): benchmarks count it.
     signal.signal(signal.SIGCHLD, _reap)
+    if listener is not None:
+        listener.setblocking(False)  # a connection gone before it is accepted: no wait
+    clients = [owner]
     while True:
-        request, fds = _readline(sock)
-        if request is None:
-            return 0
-        if request["op"] == "preload":
-            # Only the project's own adapters (the harness checks): never third-party code here.
-            for name in request["modules"]:
-                if name.startswith(TRUSTED):
-                    try:
-                        __import__(name)
-                    except Exception:  # noqa: BLE001, S110 - the host imports it again and reports
-                        pass
-            sys.stdout.flush()
-            sock.sendall(b'{"ok": true}\n')
-            continue
-        if request["op"] == "kill":
+        ready, _, _ = select.select(clients if listener is None else [*clients, listener], [], [])
+        for sock in ready:
+            if sock is listener:
+                try:
+                    conn = listener.accept()[0]
+                except OSError:
+                    continue
+                # A worker sends each request whole; one that stalls mid-request is dropped, not waited for.
+                conn.settimeout(CLIENT_TIMEOUT_S)
+                clients.append(conn)
+                continue
             try:
-                os.kill(int(request["pid"]), signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            sock.sendall(b'{"ok": true}\n')
-            continue
-        pid = os.fork()
-        if pid == 0:
-            _become_host(sock, fds, request["workdir"], request.get("view"))
-        for f in fds:
-            os.close(f)
-        sock.sendall(json.dumps({"pid": pid}).encode() + b"\n")
+                request, fds = _readline(sock)
+                if request is not None:
+                    _answer(sock, request, fds, [*clients, listener] if listener is not None else clients)
+                    continue
+            except (BrokenPipeError, ConnectionResetError, TimeoutError):
+                if sock is owner:
+                    raise
+            # A connection that ended: the harness's ends this process; a pool worker's is dropped.
+            if sock is owner:
+                return 0
+            clients.remove(sock)
+            sock.close()
+
+
+def _answer(sock: socket.socket, request: dict, fds: list[int], sockets: list[socket.socket]) -> None:
+    if request["op"] == "preload":
+        # Only the project's own adapters (the harness checks): never third-party code here.
+        for name in request["modules"]:
+            if name.startswith(TRUSTED):
+                try:
+                    __import__(name)
+                except Exception:  # noqa: BLE001, S110 - the host imports it again and reports
+                    pass
+        sys.stdout.flush()
+        sock.sendall(b'{"ok": true}\n')
+        return
+    if request["op"] == "kill":
+        try:
+            os.kill(int(request["pid"]), signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        sock.sendall(b'{"ok": true}\n')
+        return
+    pid = os.fork()
+    if pid == 0:
+        _become_host(sockets, fds, request["workdir"], request.get("view"))
+    for f in fds:
+        os.close(f)
+    sock.sendall(json.dumps({"pid": pid}).encode() + b"\n")
 
 
 def _preload(name: str) -> None:
@@ -127,10 +167,11 @@ def _reap(signum: int, frame: object) -> None:
             return
 
 
-def _become_host(sock: socket.socket, fds: list[int], workdir: str, view: dict | None = None) -> None:
+def _become_host(sockets: list[socket.socket], fds: list[int], workdir: str, view: dict | None = None) -> None:
     code = 1
     try:
-        sock.close()
+        for sock in sockets:  # the harness's connections and the workers' listener: none reach a host
+            sock.close()
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         if view is not None and not _sandbox(view, fds):
             return

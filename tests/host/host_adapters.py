@@ -24,6 +24,13 @@ def _read(path: str) -> str:
         return ""
 
 
+def _link(path: str) -> str:
+    try:
+        return os.readlink(path)
+    except OSError:
+        return ""
+
+
 class IntrospectAdapter(MemoryAdapter):
     """Answers every question with what its process can see of the world around it."""
 
@@ -40,6 +47,7 @@ class IntrospectAdapter(MemoryAdapter):
             "state_dir": str(self.setup.state_dir), "llm": self.setup.llm is not None,
             "embedding_text": self.setup.embedding_text,
             "gc": [list(gc.get_threshold()), gc.get_freeze_count()],
+            "fds": sorted(_link(f"/proc/self/fd/{fd}") for fd in os.listdir("/proc/self/fd")),
             "parent_cmdline": _read(f"/proc/{os.getppid()}/cmdline").split("\0"),
             "parent_env": sorted(e.partition("=")[0] for e in _read(f"/proc/{os.getppid()}/environ").split("\0") if e),
         }
@@ -343,3 +351,24 @@ class NotReusableAdapter(LeavingTracesAdapter):
     """The same adapter without the declaration: every unit gets a host of its own."""
 
     host_reusable = False
+
+
+class ReachAdapter(MemoryAdapter):
+    """Tries to connect to the Unix socket address it is asked about (`\\0` for the abstract namespace)."""
+
+    def reset(self, *, conversation_id: str, now: datetime) -> None:
+        pass
+
+    def ingest(self, turn: ReplayTurn, *, now: datetime) -> None:
+        pass
+
+    def query(self, question: str, *, now: datetime) -> QueryResult:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.connect(question.replace("\\0", "\0"))
+            outcome = "connected"
+        except OSError as exc:
+            outcome = f"refused: {type(exc).__name__}"
+        finally:
+            sock.close()
+        return QueryResult(fragments=(Fragment(text=outcome, source_turn_ids=()),))

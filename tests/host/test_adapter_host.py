@@ -43,7 +43,9 @@ def test_the_host_sees_a_clean_argv_environment_and_folder(monkeypatch, tmp_path
         adapter.close()
     # Forked by the zygote: its argv is the zygote's, which names nothing of the run.
     assert seen["argv"][0].endswith("lsrep/host/__main__.py") and seen["argv"][1] == "--zygote"
-    assert seen["argv"][2].isdigit() and seen["argv"][3:] in ([], ["--sandbox"])
+    assert seen["argv"][2].isdigit() and seen["argv"][3:5] in ([], ["--sandbox"], ["--sandbox", "--listen"])
+    assert seen["argv"][5:] == [] or (seen["argv"][4] == "--listen" and seen["argv"][5].isdigit()
+                                      and len(seen["argv"]) == 6)
     assert Path(seen["cwd"]).name.startswith("lsrep-host-") and str(tmp_path) not in seen["cwd"]
     assert Path(seen["state_dir"]).parent == Path(seen["cwd"])
     allowed = set(KEPT_ENV) | {"HOME", "TMPDIR", "PYTHONHASHSEED", "PYTHONDONTWRITEBYTECODE", "HF_HUB_OFFLINE",
