@@ -1,11 +1,12 @@
 """`lsrep run`'s default executor: in-process or a process pool, chosen from the units and cores.
 
 The rule (`choose_workers`), from `benchmarks/executors.py` on this 2-core machine (see
-benchmarks/README.md): a pool of two workers ran 160 small offline units 1.64x faster than
-in-process on an idle machine, start-up included, and one worker cost no more than in-process,
-so a worker's start-up (about a second then; a pool's workers are now forked from a fork server
-that has imported LSREP once, `lsrep.executors.workers`) is small beside
-a campaign's work once there are a few units to spread. So:
+benchmarks/README.md): a pool of two workers ran 160 small offline units 1.63x faster than
+in-process on an idle machine (this choice 1.66x), start-up included, each run starting its own
+fork servers, and one worker cost no more than in-process, so a worker's start-up (a fork from a
+fork server that has imported LSREP once, `lsrep.executors.workers`; its adapter hosts forked from
+the run's one fork server of hosts, `lsrep.host.launch.shared_zygote`) is small beside a
+campaign's work once there are a few units to spread. So:
 
 - a pool of `min(usable cores, units)` workers when at least `POOL_MIN_UNITS` units remain,
   at least two cores are usable (the process's CPU affinity), and no unit calls a model;
