@@ -66,11 +66,11 @@ class ProcessPoolExecutor(Executor):
     three paired rounds: pool of two 1.45/1.48/1.44x with 2, 1.48/1.50/1.49x with 4,
     1.49/1.49/1.52x with 8). Memory grows with it: 8 tasks in flight for two workers."""
 
-    def __init__(self, workers: int) -> None:
+    def __init__(self, workers: int, shared: tuple[str, str] | None = None) -> None:
         self.workers = workers
-
-    shared: tuple[str, str] | None = None
-    """The run's adapter-host fork server the workers attach to (`lsrep.host.launch.shared_zygote`)."""
+        self.shared = shared
+        """The run's adapter-host fork server the workers attach to (`lsrep.host.launch.shared_zygote`);
+        `run` starts one."""
 
     def _pool(self, ctx, workers: int) -> cf.ProcessPoolExecutor:
         return cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=worker_init,

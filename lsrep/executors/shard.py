@@ -137,7 +137,7 @@ class ShardedExecutor(Executor):
             if self._stopping:
                 raise RuntimeError("the run was interrupted")
             if self._pool is None:
-                self._pool = self._workers(self.processes - 1)._pool(self._ctx, self.processes - 1)
+                self._pool = ProcessPoolExecutor(self.processes - 1, self._shared)._pool(self._ctx, self.processes - 1)
                 self.started += 1
             return self._pool
 
@@ -169,12 +169,7 @@ class ShardedExecutor(Executor):
         _kill(pool)
         if self._stopping:  # killed by an interrupted run: nothing to pin, no process to start
             return crashed_unit(task, RuntimeError("the run was interrupted"))
-        return self._workers(1)._run_alone(task, self._ctx)
-
-    def _workers(self, n: int) -> ProcessPoolExecutor:
-        workers = ProcessPoolExecutor(n)
-        workers.shared = self._shared
-        return workers
+        return ProcessPoolExecutor(1, self._shared)._run_alone(task, self._ctx)
 
 
 def _fewer_arenas() -> None:

@@ -148,7 +148,6 @@ class Zygote:
             raise
         self.lock = threading.Lock()
         self.preloaded = set()
-        self.gone = False
         return self
 
     def _ask(self, message: dict[str, Any], fds: tuple[int, ...] = ()) -> dict[str, Any]:

@@ -95,8 +95,7 @@ def test_pool_workers_fork_their_hosts_from_the_drivers():
     from lsrep.executors.local import ProcessPoolExecutor
     from lsrep.executors.workers import WorkerContext, stop_fork_server
 
-    executor = ProcessPoolExecutor(2)
-    executor.shared = launch.shared_zygote()
+    executor = ProcessPoolExecutor(2, launch.shared_zygote())
     assert executor.shared == (launch.zygote().address, "sandbox")
     pool = executor._pool(WorkerContext(), 2)
     try:
