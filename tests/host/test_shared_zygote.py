@@ -109,10 +109,12 @@ def test_pool_workers_fork_their_hosts_from_the_drivers():
 
 
 @sandbox_only
-def test_a_run_starts_one_fork_server_for_its_pool_and_stops_it(tmp_path, monkeypatch):
+@pytest.mark.parametrize("kind", ["process", "sharded"])
+def test_a_run_starts_one_fork_server_for_its_pool_and_stops_it(tmp_path, monkeypatch, kind):
     from lsrep.probes.generator import generate_longmemeval_file
 
     from lsrep.executors.local import ProcessPoolExecutor
+    from lsrep.executors.shard import ShardedExecutor
     from lsrep.longmemeval import run_longmemeval, spec_from_systems
 
     started = []
@@ -123,10 +125,22 @@ def test_a_run_starts_one_fork_server_for_its_pool_and_stops_it(tmp_path, monkey
         started.append(self)
 
     monkeypatch.setattr(launch.Zygote, "__init__", count)
-    data = generate_longmemeval_file(tmp_path / "lme.json", n_questions=6, sessions_per_question=2, seed=5)
+    handed, pool = [], ProcessPoolExecutor._pool
+
+    def spy(self, ctx, workers):
+        handed.append(self.shared)  # what the workers are told (`worker_init` attaches them)
+        return pool(self, ctx, workers)
+
+    monkeypatch.setattr(ProcessPoolExecutor, "_pool", spy)
+    n = 6 if kind == "process" else 16
+    data = generate_longmemeval_file(tmp_path / "lme.json", n_questions=n, sessions_per_question=2, seed=5)
+    executor = ProcessPoolExecutor(2) if kind == "process" else ShardedExecutor(2)
     out = run_longmemeval(spec_from_systems(["vector-rag"], data, store=tmp_path / "s.sqlite"),
-                          executor=ProcessPoolExecutor(2), fresh=True)
-    assert out.units_run == 6
+                          executor=executor, fresh=True)
+    assert out.units_run == n
+    if kind == "sharded":
+        assert executor.ran_remote > 0  # its spawned worker ran units
+    assert handed and set(handed) == {(started[0].address, "sandbox")}
     assert len(started) == 1  # the driver's, started with the pool (its workers attached to it)
     assert started[0].proc.returncode is not None  # stopped with the run
     assert os.getpid() not in launch._ZYGOTE
