@@ -372,3 +372,30 @@ class ReachAdapter(MemoryAdapter):
         finally:
             sock.close()
         return QueryResult(fragments=(Fragment(text=outcome, source_turn_ids=()),))
+
+
+class StealAdapter(MemoryAdapter):
+    """Tries to take a socket from its fork server's open files (`/proc/1/fd`) and looks for the
+    workers' socket name among the Unix sockets of its network namespace."""
+
+    def reset(self, *, conversation_id: str, now: datetime) -> None:
+        pass
+
+    def ingest(self, turn: ReplayTurn, *, now: datetime) -> None:
+        pass
+
+    def query(self, question: str, *, now: datetime) -> QueryResult:
+        opened, refused = [], []
+        try:
+            fds = os.listdir("/proc/1/fd")
+        except OSError:
+            fds = []
+        for fd in fds:
+            try:
+                os.close(os.open(f"/proc/1/fd/{fd}", os.O_RDWR))
+                opened.append(fd)
+            except OSError:
+                refused.append(fd)
+        names = _read("/proc/net/unix").count("lsrep-zygote")
+        seen = {"opened": opened, "refused": refused, "names": names}
+        return QueryResult(fragments=(Fragment(text=json.dumps(seen), source_turn_ids=()),))

@@ -197,3 +197,30 @@ def test_a_host_holds_no_socket_of_its_fork_server(tmp_path):
         worker.close()
         launch.stop_zygote()
     assert fds and not [f for f in fds if f.startswith("socket:")], fds
+
+
+@sandbox_only
+def test_a_host_cannot_take_the_socket_from_its_fork_server_nor_see_its_name():
+    """The adversarial routes around the closed sockets: the zygote's open files through /proc/1/fd
+    (refused), or the listener's name in /proc/net/unix (the host's network namespace is another
+    one: not listed there, where the harness lists it)."""
+    import json
+
+    from lsrep.harness import validate_condition
+    from lsrep.host.client import open_hosted
+
+    launch.shared_zygote()
+    try:
+        cls, _ = validate_condition("tests.host.host_adapters:StealAdapter", {}, (), "c")
+        adapter = open_hosted(cls, {}, disable=(), retrieval_budget=None, embedder=None, llm=None, seed=0)
+        try:
+            adapter.reset(conversation_id="c", now=NOW)
+            seen = json.loads(adapter.query("steal", now=NOW).fragments[0].text)
+        finally:
+            adapter.close()
+        with open("/proc/net/unix") as fh:
+            here = fh.read().count("lsrep-zygote")
+    finally:
+        launch.stop_zygote()
+    assert seen["opened"] == [] and seen["names"] == 0, seen
+    assert here >= 1  # the harness does see it: the host's view is what hides it
