@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from lsrep.contract import ReplayTurn
+from lsrep.text import collapse_whitespace
 
 EMBEDDING_TEXTS = ("content", "speaker", "date-speaker")
 
@@ -39,6 +40,6 @@ def collapsed(content: str) -> str:
     last = _LAST
     if last[0] is content:
         return last[1]
-    out = " ".join(content.split())
+    out = collapse_whitespace(content)
     _LAST = (content, out)
     return out

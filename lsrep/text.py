@@ -94,6 +94,24 @@ _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCT = str.maketrans({c: " " for c in string.punctuation})
 
 
+_ASCII_BREAKS = "\t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"
+"""The ASCII characters `str.split()` splits on besides the space."""
+
+
+def collapse_whitespace(text: str) -> str:
+    """`" ".join(text.split())`: runs of whitespace made one space, none at either end.
+
+    A text that is already so (ASCII, single spaces only, no other whitespace, none at either end:
+    most turns) is returned as it is, found by substring searches instead of splitting it into a
+    list of words and joining them again (a fifth of the time on a turn of ~900 characters)."""
+    if not text.isascii() or "  " in text or text[:1] == " " or text[-1:] == " ":
+        return " ".join(text.split())
+    for c in _ASCII_BREAKS:
+        if c in text:
+            return " ".join(text.split())
+    return text
+
+
 def normalise_answer(text: str) -> str:
     """SQuAD-style normalisation: lowercase, drop punctuation and articles, fold spaces."""
     text = text.lower().translate(_PUNCT)

@@ -14,6 +14,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from lsrep.text import collapse_whitespace
+
 BATCH_CHARS = 1 << 18
 """Texts are embedded together in chunks of about this many characters (bounded temporaries)."""
 
@@ -56,7 +58,7 @@ class HashingEmbedder:
         (`" ".join(text.split())`), so a hit is by definition that text's vector. Each vector is
         handed out once and a chunk replaces the one before: memory stays one chunk.
         """
-        self._pending = list(dict.fromkeys(key for key in (" ".join(text.split()) for text in texts) if key))
+        self._pending = list(dict.fromkeys(key for key in map(collapse_whitespace, texts) if key))
         self._pending_set = set(self._pending)
         self._next = 0
         self._primed = {}
