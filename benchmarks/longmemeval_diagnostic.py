@@ -13,11 +13,18 @@ the RSS sum counts its pages once per host) and the store's size. With --officia
 DIR (a checkout of xiaowu0162/LongMemEval), it runs the official retrieval script beside it
 on the same file, `src/retrieval/run_retrieval.py --retriever flat-bm25 --granularity turn`,
 measured the same way, alternating with LSREP's runs so both see the same machine load. That
-script imports torch, transformers, sentence-transformers, scikit-learn and nltk at module
-level but uses none of them for flat-bm25; where they are not installed the benchmark puts
-empty stand-ins for them on its PYTHONPATH (and `numpy.asfarray`, removed in numpy 2, which
-eval_utils.py calls), so the official BM25 path itself runs unchanged. It does need `rank_bm25`, which LSREP does not
-depend on: `pip install rank_bm25` into the venv first. It also checks that
+script imports torch, transformers, sentence-transformers, scikit-learn, nltk and openai at
+module level, in its parent and again in each of the 10 workers it spawns, but uses none of
+them for flat-bm25. Two ways to run it, and the output says which ran:
+
+- as a researcher runs it: `--official-python` names an interpreter with the script's own
+  packages (a venv with `pip install torch==2.13.0 transformers sentence-transformers
+  scikit-learn nltk rank_bm25 openai`); its imports are part of its wall time;
+- its BM25 path alone (the default, this interpreter): empty stand-ins for whichever of the
+  heavy packages are not installed go on its PYTHONPATH, so only the retrieval itself is timed.
+  It does need `rank_bm25`, which LSREP does not depend on: `pip install rank_bm25` first.
+
+Either way `numpy.asfarray` (removed in numpy 2, which eval_utils.py calls) is put back. It also checks that
 the official corpus ids of every question equal LSREP's. Then an M-shaped file
 (--m-sessions sessions per question) checks that memory stays bounded.
 """
@@ -27,6 +34,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -137,23 +145,31 @@ def lsrep_run(data: Path, store: Path, workers: int | None = None) -> dict:
     return r
 
 
-def official_run(official: Path, data: Path, tmp: Path) -> dict:
-    stubs = tmp / "stubs"
-    import importlib.util
+def installed(python: str, names: tuple[str, ...]) -> set[str]:
+    """Which of these top-level packages `python` can import (asked of that interpreter)."""
+    probe = "import importlib.util, sys; print(' '.join(n for n in sys.argv[1:] if importlib.util.find_spec(n)))"
+    return set(subprocess.run([python, "-c", probe, *names], capture_output=True, text=True, check=True).stdout.split())
 
+
+def official_run(official: Path, data: Path, tmp: Path, python: str) -> dict:
+    """The official script under `python`, with stand-ins for the heavy packages it lacks."""
+    stubs = tmp / "stubs"
+    have = installed(python, HEAVY)
     for rel, text in STUBS.items():
         top = rel.split("/")[0].removesuffix(".py")
-        if top in HEAVY and importlib.util.find_spec(top) is not None:
+        if top in have:
             continue  # the real package is installed: use it
         path = stubs / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
     out = tmp / "official-out"
-    out.mkdir(exist_ok=True)
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir()
     env = {**os.environ, "PYTHONPATH": f"{stubs}{os.pathsep}{official}"}
-    r = measure([sys.executable, str(official / "src" / "retrieval" / "run_retrieval.py"), "--in_file", str(data),
+    r = measure([python, str(official / "src" / "retrieval" / "run_retrieval.py"), "--in_file", str(data),
                  "--out_dir", str(out), "--retriever", "flat-bm25", "--granularity", "turn"], cwd=official, env=env)
     r["log"] = next(out.iterdir())
+    r["stand_ins"] = sorted(set(HEAVY) - have)
     return r
 
 
@@ -171,8 +187,9 @@ def check_corpus_ids(log: Path, data: Path) -> int:
     return checked
 
 
-def spread(values: list[float]) -> str:
-    return f"min {min(values):.1f} / median {statistics.median(values):.1f} / max {max(values):.1f}"
+def spread(values: list[float], digits: int = 1) -> str:
+    return " / ".join(f"{name} {v:.{digits}f}" for name, v in
+                      (("min", min(values)), ("median", statistics.median(values)), ("max", max(values))))
 
 
 def main() -> None:
@@ -181,6 +198,10 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=50)
     parser.add_argument("--file", type=Path, help="an existing LongMemEval file instead of a generated one")
     parser.add_argument("--official", type=Path, help="a checkout of the official LongMemEval repository")
+    parser.add_argument("--official-python", default=sys.executable,
+                        help="the interpreter for the official script (default: this one); give one with its "
+                             "own packages (torch, transformers, sentence-transformers, scikit-learn, nltk, "
+                             "rank_bm25, openai) to time the script as a researcher runs it")
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--m-questions", type=int, default=10, help="M-shaped check: questions (0: skip)")
     parser.add_argument("--m-sessions", type=int, default=500, help="M-shaped check: sessions per question")
@@ -199,7 +220,7 @@ def main() -> None:
         for _ in range(args.repeat):
             mine.append(lsrep_run(data, tmp / "store.sqlite", args.workers))
             if args.official:
-                theirs.append(official_run(args.official, data, tmp))
+                theirs.append(official_run(args.official, data, tmp, args.official_python))
         for r in mine:
             print(f"lsrep      wall {r['wall_s']:7.1f} s  CPU {r['cpu_s']:7.1f} s  tree RSS {r['tree_mb']:6.0f} MB  "
                   f"(PSS {r['tree_pss_mb']:4.0f} MB)  largest process "
@@ -208,14 +229,15 @@ def main() -> None:
         for r in theirs:
             print(f"official   wall {r['wall_s']:7.1f} s  CPU {r['cpu_s']:7.1f} s  tree RSS {r['tree_mb']:6.0f} MB  "
                   f"(PSS {r['tree_pss_mb']:4.0f} MB)  largest process {r['max_proc_mb']:6.0f} MB  "
-                  f"load at start/end {r['load']:.1f}/{r['load_end']:.1f}")
+                  f"load at start/end {r['load']:.1f}/{r['load_end']:.1f}  stand-ins: "
+                  f"{', '.join(r['stand_ins']) or 'none (its own imports)'}")
         print(f"lsrep wall: {spread([r['wall_s'] for r in mine])} s")
         if theirs:
             print(f"official wall: {spread([r['wall_s'] for r in theirs])} s")
             ratios = [m["wall_s"] / t["wall_s"] for m, t in zip(mine, theirs, strict=True)]
-            print(f"wall ratio lsrep/official (paired runs): {spread(ratios)}")
+            print(f"wall ratio lsrep/official (paired runs): {spread(ratios, 2)}")
             cpu = [m["cpu_s"] / t["cpu_s"] for m, t in zip(mine, theirs, strict=True)]
-            print(f"CPU ratio lsrep/official (paired runs): {spread(cpu)}")
+            print(f"CPU ratio lsrep/official (paired runs): {spread(cpu, 2)}")
             print(f"corpus ids equal to the official ones for {check_corpus_ids(theirs[-1]['log'], data)} questions")
         if args.m_questions:
             m_data = generate_longmemeval_file(tmp / "lme_m.json", n_questions=args.m_questions,
