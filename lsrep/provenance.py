@@ -153,10 +153,8 @@ class TextAnalysis:
     positions: tuple[tuple[int, ...], ...]
     """For each shingle, the sorted positions of the turns containing it (empty: said nowhere)."""
     grams: tuple[tuple[str, ...], ...]
-    by_turn: dict[int, frozenset[tuple[str, ...]]]
-    """This text's shingles per turn that contains them (for evidence presence)."""
-    common: frozenset[tuple[str, ...]]
-    """Shingles said in more than `COMMON_POSTINGS` turns (kept out of `by_turn`: cheap to hold)."""
+    gram_set: frozenset[tuple[str, ...]]
+    """The same shingles as a set (evidence presence: which of a turn's shingles the text holds)."""
     settled: int
     """The prefix length from which every matched shingle has been said (later prefixes judge
     the text the same way, so verdicts are cached under min(prefix, settled))."""
@@ -269,18 +267,9 @@ class TurnIndex:
             grams = shingles(segs, self.size)
             empty: list[int] = []
             positions = tuple(tuple(self.postings.get(g, empty)) for g in grams)
-            by_turn: dict[int, set[tuple[str, ...]]] = {}
-            common = set()
-            for gram, where in zip(grams, positions, strict=True):
-                if len(where) > COMMON_POSTINGS:
-                    common.add(gram)
-                    continue
-                for p in where:
-                    by_turn.setdefault(p, set()).add(gram)
             settled = max(max((where[0] + 1 for where in positions if where), default=0),
                           self.firsts.settled(toks))
-            hit = TextAnalysis(len(toks), toks, positions, grams,
-                               {p: frozenset(g) for p, g in by_turn.items()}, frozenset(common), settled)
+            hit = TextAnalysis(len(toks), toks, positions, grams, frozenset(grams), settled)
             if len(self._analyses) > 200_000:
                 self._analyses.clear()
             self._analyses[text] = hit
@@ -296,8 +285,8 @@ class TurnIndex:
         return hit
 
     def context_view(self, texts: tuple[str, ...]) -> tuple[str, list[TextAnalysis], frozenset]:
-        """A whole context normalised for answer search, and its texts' analyses (cached: the
-        same context is returned to every probe of a checkpoint by many systems)."""
+        """A whole context normalised for answer search, its texts' analyses and the union of their
+        shingles (cached: the same context is returned to every probe of a checkpoint by many systems)."""
         hit = self._contexts.get(texts)
         if hit is None:
             if len(self._contexts) > 256:
@@ -305,8 +294,7 @@ class TurnIndex:
             answer_text, analyse = self.answer_text, self.analyse
             haystack = f" {' '.join([answer_text(x) for x in texts])} "
             analyses = [analyse(x) for x in texts]
-            common = frozenset().union(*[a.common for a in analyses if a.common])
-            hit = self._contexts[texts] = (haystack, analyses, common)
+            hit = self._contexts[texts] = (haystack, analyses, frozenset().union(*[a.gram_set for a in analyses]))
         return hit
 
     def verdict(self, text: str, prefix_len: int, cited: Iterable[int] = (), derived: bool = False) -> FragmentVerdict:
@@ -408,28 +396,16 @@ class TurnIndex:
         wanted = [t for t in turns if 0 <= t < len(self.turn_grams)]
         if not wanted or not texts:
             return set()
-        _, analyses, common = self.context_view(texts)
+        # One text (a fragment's own check, `carried`): its shingles, without a context view.
+        held = self.analyse(texts[0]).gram_set if len(texts) == 1 else self.context_view(texts)[2]
         present: set[int] = set()
         for t in wanted:
             grams = self.turn_grams[t]
             if not grams:
                 continue
-            need = COPY_MIN_SHARE * len(grams)
-            sentences = self.turn_sentences[t]
-            # A fragment holds a shingle of turn t exactly when t is among that shingle's postings
-            # (common shingles: when the context holds them at all).
-            found: set[tuple[str, ...]] = set(grams & common) if common else set()
-            if found and (len(found) >= need or any(sent <= found for sent in sentences)):
+            found = grams & held
+            if len(found) >= COPY_MIN_SHARE * len(grams) or any(sent <= found for sent in self.turn_sentences[t]):
                 present.add(t)
-                continue
-            for an in analyses:
-                part = an.by_turn.get(t)
-                if not part:
-                    continue
-                found |= part & grams
-                if len(found) >= need or any(sent <= found for sent in sentences):
-                    present.add(t)
-                    break
         return present
 
 

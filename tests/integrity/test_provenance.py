@@ -137,3 +137,55 @@ def test_reworded_and_reordered_future_text_is_a_leak_by_its_distinctive_words()
         assert not idx.verdict(text, prefix_len=6, cited=[5], derived=True).leak
     # Words of the replayed past, reordered, are not future content.
     assert not idx.verdict(reorder(CONTENTS[2][2]), prefix_len=3, cited=[2]).leak
+
+
+def test_turns_in_context_is_its_definition_on_random_contexts():
+    """Whether a turn's content is in a context, as `turns_in_context` finds it, equals the rule
+    read straight off the texts' shingles: at least `COPY_MIN_SHARE` of the turn's shingles occur in
+    the context's texts, or all shingles of one of its sentences of `SENTENCE_MIN_TOKENS` or more
+    content tokens do. Histories of few, repeated sentences put shingles in many turns (more than
+    `COMMON_POSTINGS`), and contexts mix whole turns, their sentences, parts of them and foreign text."""
+    import random
+
+    from lsrep.provenance import (
+        COMMON_POSTINGS,
+        COPY_MIN_SHARE,
+        SENTENCE_MIN_TOKENS,
+        segments,
+        shingles,
+    )
+
+    rng, common = random.Random(7), 0
+    pool = ["I baked banana bread on Sunday.", "My sister moved to Porto last spring.",
+            "The plumber never called back.", "We adopted a grey cat named Miso.",
+            "Honestly it took way longer than it should have.", "Thanks!", "I ran five kilometres today.",
+            "Yesterday I finished a mystery novel about a lighthouse keeper.", "Sounds good."]
+    for _ in range(20):
+        contents = [" ".join(rng.choice(pool) for _ in range(rng.randint(1, 4))) for _ in range(120)]
+        idx = TurnIndex(contents)
+
+        def said(text: str, idx: TurnIndex = idx) -> frozenset:
+            return frozenset(shingles(segments(text, idx.drop), idx.size))
+
+        for _ in range(10):
+            texts = []
+            for _ in range(rng.randint(1, 4)):
+                source = contents[rng.randrange(len(contents))]
+                words = source.split()
+                cut = rng.randrange(len(words) + 1)
+                texts.append(rng.choice([source, " ".join(words[:cut]), " ".join(words[cut:]),
+                                         rng.choice(pool), "[2026-03-02 09:00] user: " + source,
+                                         "A wholly unrelated remark about trains."]))
+            texts = tuple(texts)
+            held = frozenset().union(*map(said, texts))
+            expected = set()
+            for t, content in enumerate(contents):
+                grams = said(content)
+                sentences = [frozenset(shingles([toks], idx.size)) for toks in segments(content, idx.drop)
+                             if len(toks) >= SENTENCE_MIN_TOKENS]
+                if grams and (len(grams & held) >= COPY_MIN_SHARE * len(grams)
+                              or any(s <= held for s in sentences)):
+                    expected.add(t)
+            assert idx.turns_in_context(range(len(contents)), texts) == expected, texts
+        common += sum(len(w) > COMMON_POSTINGS for w in idx.postings.values())
+    assert common  # shingles said in many turns were among them
