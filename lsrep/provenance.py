@@ -205,7 +205,10 @@ class TurnIndex:
         self.turn_grams = _PerTurn(self, 0)
         self.turn_sentences = _PerTurn(self, 1)
         self.turn_tokens = _PerTurn(self, 2)
-        self._per_turn: dict[int, tuple] = {}
+        # Only for the turns a check asks about; a turn's segments are kept for its other views.
+        self._segs: dict[int, tuple[tuple[str, ...], ...]] = {}
+        self._grams: dict[int, frozenset[tuple[str, ...]]] = {}
+        self._sentences: dict[int, tuple[frozenset[tuple[str, ...]], ...]] = {}
         self._turn_words: dict[int, frozenset[str]] = {}
         self.firsts = TokenFirsts.from_postings(self.postings.unigram_postings())
         self._analyses: dict[str, TextAnalysis] = {}
@@ -234,29 +237,37 @@ class TurnIndex:
     def __len__(self) -> int:
         return len(self.contents)
 
-    def turn_parts(self, pos: int) -> tuple:
-        """Turn `pos`'s shingles, its sentences' shingles (sentences of `SENTENCE_MIN_TOKENS` or
-        more content tokens) and its content tokens, each a frozenset (cached)."""
-        hit = self._per_turn.get(pos)
+    def _turn_segments(self, pos: int) -> tuple[tuple[str, ...], ...]:
+        segs = self._segs.get(pos)
+        if segs is None:
+            segs = self._segs[pos] = segments(self.contents[pos], self.drop)
+        return segs
+
+    def turn_shingles(self, pos: int) -> frozenset[tuple[str, ...]]:
+        """Turn `pos`'s shingles (cached)."""
+        hit = self._grams.get(pos)
         if hit is None:
-            segs = segments(self.contents[pos], self.drop)
-            tokens = self._turn_words.get(pos)
-            hit = self._per_turn[pos] = (
-                frozenset(shingles(segs, self.size)),
-                tuple(frozenset(shingles([toks], self.size)) for toks in segs if len(toks) >= SENTENCE_MIN_TOKENS),
-                frozenset(t for seg in segs for t in seg) if tokens is None else tokens)
+            segs = self._turn_segments(pos)
+            hit = self._grams[pos] = frozenset(shingles(segs, self.size))
+            if pos not in self._turn_words:
+                self._turn_words[pos] = frozenset(t for seg in segs for t in seg)
+        return hit
+
+    def turn_sentence_shingles(self, pos: int) -> tuple[frozenset[tuple[str, ...]], ...]:
+        """The shingles of each of turn `pos`'s sentences of `SENTENCE_MIN_TOKENS` or more content
+        tokens (cached; built only where a turn's shingle share alone does not decide)."""
+        hit = self._sentences.get(pos)
+        if hit is None:
+            hit = self._sentences[pos] = tuple(frozenset(shingles([toks], self.size))
+                                               for toks in self._turn_segments(pos)
+                                               if len(toks) >= SENTENCE_MIN_TOKENS)
         return hit
 
     def turn_words(self, pos: int) -> frozenset[str]:
-        """Turn `pos`'s content tokens (`turn_parts(pos)[2]`), without its shingles where those
-        have not been asked for: citation checks ask for the words of every cited turn."""
-        hit = self._per_turn.get(pos)
-        if hit is not None:
-            return hit[2]
+        """Turn `pos`'s content tokens (cached; citation checks ask for the words of every cited turn)."""
         words = self._turn_words.get(pos)
         if words is None:
-            words = self._turn_words[pos] = frozenset(t for seg in segments(self.contents[pos], self.drop)
-                                                      for t in seg)
+            words = self._turn_words[pos] = frozenset(t for seg in self._turn_segments(pos) for t in seg)
         return words
 
     def analyse(self, text: str) -> TextAnalysis:
@@ -425,9 +436,7 @@ class _PerTurn(Sequence):
             pos += len(self)
         if not 0 <= pos < len(self):
             raise IndexError(pos)
-        if self.part == 2:
-            return self.index.turn_words(pos)
-        return self.index.turn_parts(pos)[self.part]
+        return (self.index.turn_shingles, self.index.turn_sentence_shingles, self.index.turn_words)[self.part](pos)
 
 
 def duplicate_key(text: str, cited: Sequence[str], kind: str, index: TurnIndex) -> tuple | None:

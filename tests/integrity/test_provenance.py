@@ -189,3 +189,13 @@ def test_turns_in_context_is_its_definition_on_random_contexts():
             assert idx.turns_in_context(range(len(contents)), texts) == expected, texts
         common += sum(len(w) > COMMON_POSTINGS for w in idx.postings.values())
     assert common  # shingles said in many turns were among them
+
+
+def test_a_turns_sentences_are_split_only_where_its_shingle_share_does_not_decide():
+    idx = index()
+    assert idx.turns_in_context([2], (CONTENTS[2][2],)) == {2}  # the whole turn: its share decides
+    assert 2 not in idx._sentences
+    # One sentence of it among other words: under half its shingles, so its sentences are read, and
+    # that one is there whole.
+    assert idx.turns_in_context([2], ("Something else entirely. We went hiking near Sintra.",)) == {2}
+    assert 2 in idx._sentences
