@@ -148,7 +148,20 @@ def lsrep_run(data: Path, store: Path, workers: int | None = None) -> dict:
 def installed(python: str, names: tuple[str, ...]) -> set[str]:
     """Which of these top-level packages `python` can import (asked of that interpreter)."""
     probe = "import importlib.util, sys; print(' '.join(n for n in sys.argv[1:] if importlib.util.find_spec(n)))"
-    return set(subprocess.run([python, "-c", probe, *names], capture_output=True, text=True, check=True).stdout.split())
+    needed = ("rank_bm25", "numpy", "tqdm", "openai")  # imported by the BM25 path itself: no stand-ins
+    try:
+        done = subprocess.run([python, "-c", probe, *names, *needed], capture_output=True, text=True, timeout=60)
+    except OSError as exc:
+        raise SystemExit(f"--official-python {python}: cannot run it ({exc.strerror or exc})") from None
+    if done.returncode != 0:
+        raise SystemExit(f"--official-python {python}: not a Python interpreter that runs `-c` "
+                         f"(exit {done.returncode}: {done.stderr.strip()[-200:]})")
+    have = set(done.stdout.split())
+    missing = [n for n in needed if n not in have]
+    if missing:
+        raise SystemExit(f"--official-python {python}: lacks {', '.join(missing)}, which the official script "
+                         f"needs whatever stands in for the rest (pip install {' '.join(missing)})")
+    return have & set(names)
 
 
 def official_run(official: Path, data: Path, tmp: Path, python: str) -> dict:
@@ -208,6 +221,8 @@ def main() -> None:
     parser.add_argument("--tmp", type=Path, help="working folder (default: a temporary one)")
     parser.add_argument("--workers", type=int, help="pass --workers to lsrep (default: its default)")
     args = parser.parse_args()
+    if args.official:
+        installed(args.official_python, HEAVY)  # a bad interpreter is said before anything runs
     from lsrep.probes.generator import generate_longmemeval_file
 
     with tempfile.TemporaryDirectory(dir=args.tmp) as tmp_name:
