@@ -31,6 +31,16 @@ def _link(path: str) -> str:
         return ""
 
 
+class QueryOnly(MemoryAdapter):
+    """A test adapter that keeps nothing: only its `query` does something."""
+
+    def reset(self, *, conversation_id: str, now: datetime) -> None:
+        pass
+
+    def ingest(self, turn: ReplayTurn, *, now: datetime) -> None:
+        pass
+
+
 class IntrospectAdapter(MemoryAdapter):
     """Answers every question with what its process can see of the world around it."""
 
@@ -54,14 +64,8 @@ class IntrospectAdapter(MemoryAdapter):
         return QueryResult(fragments=(Fragment(text=json.dumps(seen), source_turn_ids=tuple(self.turns[-1:])),))
 
 
-class StallingAdapter(MemoryAdapter):
+class StallingAdapter(QueryOnly):
     """Never answers a query (a hung system)."""
-
-    def reset(self, *, conversation_id: str, now: datetime) -> None:
-        pass
-
-    def ingest(self, turn: ReplayTurn, *, now: datetime) -> None:
-        pass
 
     def query(self, question: str, *, now: datetime) -> QueryResult:
         time.sleep(3600)
@@ -97,27 +101,15 @@ def record_now(context: dict):
         SEEN_NOW.pop()
 
 
-class HookReadingAdapter(MemoryAdapter):
+class HookReadingAdapter(QueryOnly):
     """Returns the `now` its host's call hook saw for this query."""
-
-    def reset(self, *, conversation_id: str, now: datetime) -> None:
-        pass
-
-    def ingest(self, turn: ReplayTurn, *, now: datetime) -> None:
-        pass
 
     def query(self, question: str, *, now: datetime) -> QueryResult:
         return QueryResult(fragments=(Fragment(text=SEEN_NOW[-1].isoformat() if SEEN_NOW else "no hook"),))
 
 
-class HostileMessageAdapter(MemoryAdapter):
+class HostileMessageAdapter(QueryOnly):
     """Raises on query with a message holding newlines, a NUL, U+2028 and a lone surrogate."""
-
-    def reset(self, *, conversation_id: str, now: datetime) -> None:
-        pass
-
-    def ingest(self, turn: ReplayTurn, *, now: datetime) -> None:
-        pass
 
     def query(self, question: str, *, now: datetime) -> QueryResult:
         raise ValueError("line one\nline two\x00 \u2028 \ud800 <script>alert(1)</script>")
@@ -263,16 +255,10 @@ class NetOptions(BaseModel):
     """Addresses of the harness's machine to try (loopback and the machine's own)."""
 
 
-class NetworkReachingAdapter(MemoryAdapter):
+class NetworkReachingAdapter(QueryOnly):
     """Tries to reach a server of the harness's machine over TCP, and its own server on loopback."""
 
     Options = NetOptions
-
-    def reset(self, *, conversation_id: str, now: datetime) -> None:
-        pass
-
-    def ingest(self, turn: ReplayTurn, *, now: datetime) -> None:
-        pass
 
     def query(self, question: str, *, now: datetime) -> QueryResult:
         reached = {}
@@ -353,14 +339,8 @@ class NotReusableAdapter(LeavingTracesAdapter):
     host_reusable = False
 
 
-class ReachAdapter(MemoryAdapter):
+class ReachAdapter(QueryOnly):
     """Tries to connect to the Unix socket address it is asked about (`\\0` for the abstract namespace)."""
-
-    def reset(self, *, conversation_id: str, now: datetime) -> None:
-        pass
-
-    def ingest(self, turn: ReplayTurn, *, now: datetime) -> None:
-        pass
 
     def query(self, question: str, *, now: datetime) -> QueryResult:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -374,15 +354,9 @@ class ReachAdapter(MemoryAdapter):
         return QueryResult(fragments=(Fragment(text=outcome, source_turn_ids=()),))
 
 
-class StealAdapter(MemoryAdapter):
+class StealAdapter(QueryOnly):
     """Tries to take a socket from its fork server's open files (`/proc/1/fd`) and looks for the
     workers' socket name among the Unix sockets of its network namespace."""
-
-    def reset(self, *, conversation_id: str, now: datetime) -> None:
-        pass
-
-    def ingest(self, turn: ReplayTurn, *, now: datetime) -> None:
-        pass
 
     def query(self, question: str, *, now: datetime) -> QueryResult:
         opened, refused = [], []
