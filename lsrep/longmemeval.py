@@ -52,6 +52,7 @@ from lsrep.protocol.models import ProbeSet
 from lsrep.protocol.schedule import CheckpointSpec
 from lsrep.runner import build_manifest, turn_rows, validate_campaign
 from lsrep.store import RunStore
+from lsrep.unit import state_digests_needed
 
 Conversation = Literal["sessions", "single"]
 
@@ -287,9 +288,7 @@ def run_longmemeval(spec: LongMemEvalSpec, *, source: Path | None = None, execut
                     embedder=spec.embedder, retrieval_budget=spec.retrieval_budget, repetition=0,
                     seed=unit_seed(spec.seed, cond.name, item.trajectory_id, 0), store_path=str(store.path),
                     prefix_sha256=prefix,
-                    # One repetition per question: a state digest is a check only under isolated
-                    # access (rolled-back probes), as in `lsrep run` (issue #20: where a check uses it).
-                    state_digests=schedule.access == "isolated",
+                    state_digests=state_digests_needed(schedule.access, repetitions=1),
                 )
 
     from lsrep.judge.campaign import build_judge, judge_observations

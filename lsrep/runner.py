@@ -37,7 +37,7 @@ from lsrep.protocol.campaign import LoadedCampaign
 from lsrep.protocol.loading import load_probes, load_trajectory
 from lsrep.protocol.models import ProbeSet, Trajectory
 from lsrep.store import RunStore
-from lsrep.unit import unit_seed
+from lsrep.unit import state_digests_needed, unit_seed
 
 
 @dataclass(frozen=True)
@@ -391,7 +391,7 @@ def _tasks(run_id: str, campaign: LoadedCampaign, inputs, plans, store_path: Pat
                     refresh_cache_before=refresh_before, adapter_host=host_mode,
                     enforce_budget=spec.enforce_budget, memory_llm=cond.memory_llm or spec.memory_llm,
                     memory_embedder=cond.memory_embedder or spec.memory_embedder,
-                    state_digests=spec.repetitions > 1 or schedule.access == "isolated",
+                    state_digests=state_digests_needed(schedule.access, spec.repetitions),
                     simulated_clock=spec.simulated_clock, prefix_sha256=(digests or {}).get(tid, ()),
                 ))
     return tasks

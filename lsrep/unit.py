@@ -67,6 +67,12 @@ class UnitResult:
     tables: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
 
+def state_digests_needed(access: str, repetitions: int) -> bool:
+    """Whether a unit's checkpoints take the adapter's state digest: only where a check reads it,
+    the rollback check of isolated access and the comparison of repetitions (issue #20)."""
+    return access == "isolated" or repetitions > 1
+
+
 def unit_seed(master: int, condition: str, trajectory: str, repetition: int) -> int:
     """The unit's seed: the campaign's master seed, condition, trajectory and repetition, hashed."""
     digest = hashlib.sha256(f"{master}:{condition}:{trajectory}:{repetition}".encode()).digest()
