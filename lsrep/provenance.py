@@ -29,9 +29,10 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from lsrep.paraphrase import TokenFirsts
 from lsrep.postings import NgramPostings
@@ -202,9 +203,9 @@ class TurnIndex:
         self.postings = NgramPostings([segments(content, drop) for content in self.contents], size)
         # Per-turn shingle sets, sentences and words are needed only for the turns a check asks
         # about (evidence, cited turns): built on first use.
-        self.turn_grams = _PerTurn(self, 0)
-        self.turn_sentences = _PerTurn(self, 1)
-        self.turn_tokens = _PerTurn(self, 2)
+        self.turn_grams = _PerTurn(self, self.turn_shingles)
+        self.turn_sentences = _PerTurn(self, self.turn_sentence_shingles)
+        self.turn_tokens = _PerTurn(self, self.turn_words)
         # Only for the turns a check asks about; a turn's segments are kept for its other views.
         self._segs: dict[int, tuple[tuple[str, ...], ...]] = {}
         self._grams: dict[int, frozenset[tuple[str, ...]]] = {}
@@ -421,10 +422,11 @@ class TurnIndex:
 
 
 class _PerTurn(Sequence):
-    """One of a `TurnIndex`'s per-turn views (0: shingles, 1: sentences, 2: tokens), built lazily."""
+    """One of a `TurnIndex`'s per-turn views (shingles, sentences or tokens) as a sequence, each
+    turn's built on first use by `view`."""
 
-    def __init__(self, index: TurnIndex, part: int) -> None:
-        self.index, self.part = index, part
+    def __init__(self, index: TurnIndex, view: Callable[[int], Any]) -> None:
+        self.index, self.view = index, view
 
     def __len__(self) -> int:
         return len(self.index.contents)
@@ -436,7 +438,7 @@ class _PerTurn(Sequence):
             pos += len(self)
         if not 0 <= pos < len(self):
             raise IndexError(pos)
-        return (self.index.turn_shingles, self.index.turn_sentence_shingles, self.index.turn_words)[self.part](pos)
+        return self.view(pos)
 
 
 def duplicate_key(text: str, cited: Sequence[str], kind: str, index: TurnIndex) -> tuple | None:

@@ -3,6 +3,7 @@ default=str)`, text for text, on what turns' dumps can hold."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 from datetime import UTC, datetime
@@ -36,5 +37,4 @@ def test_random_turn_payloads_and_their_digests():
                    "index": rng.randrange(10**6), "speaker": rng.choice([None, "Ana", "Bö"]),
                    "timestamp": "2023-05-20T02:21:00Z", "role": rng.choice(["user", "assistant"])}
         assert canonical_json(payload) == definition(payload)
-        import hashlib
         assert turn_digest("f" * 64, payload) == hashlib.sha256(("f" * 64 + definition(payload)).encode()).hexdigest()
