@@ -36,10 +36,16 @@ class _Connection(sqlite3.Connection):
     """
 
     def __enter__(self) -> _Connection:
+        owned = self.__dict__.setdefault("_owned", [])
+        if self.in_transaction and not owned:
+            # Open with no block inside it: a Ctrl-C landed between `BEGIN` and the block's
+            # start, or between its end and `COMMIT`. Joining it would leave this block's
+            # writes uncommitted (lost at exit), so the stale transaction is undone first.
+            self.execute("ROLLBACK")
         owns = not self.in_transaction
         if owns:
             self.execute("BEGIN IMMEDIATE")
-        self.__dict__.setdefault("_owned", []).append(owns)
+        owned.append(owns)
         return self
 
     def __exit__(self, exc_type, exc, tb) -> bool:

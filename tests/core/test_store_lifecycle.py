@@ -54,6 +54,58 @@ def test_with_conn_block_is_one_transaction(tmp_path):
     assert store.rows("select count(*) n from runs")[0]["n"] == 0
 
 
+def _status(path: Path) -> str:
+    conn = sqlite3.connect(path)  # another connection: sees only what was committed
+    try:
+        return conn.execute("select status from runs where run_id = 'r'").fetchone()[0]
+    finally:
+        conn.close()
+
+
+def test_ctrl_c_right_after_begin_does_not_swallow_the_interrupted_mark(tmp_path):
+    # CI, stop 37: Ctrl-C raised as `BEGIN IMMEDIATE` returned, before the block started, left a
+    # transaction no block owned; `finish_run` joined it as a nested block, never committed, and
+    # the run stayed `running` although the CLI said it was marked `interrupted`.
+    path = tmp_path / "s.sqlite"
+    store = RunStore(path)
+    store.create_run("r", "c", "c.toml", "0" * 64, "d", {})
+    conn, execute = store.db.conn, store.db.conn.execute
+
+    def interrupted_after_begin(sql, *args):
+        cursor = execute(sql, *args)
+        if sql == "BEGIN IMMEDIATE":
+            raise KeyboardInterrupt
+        return cursor
+
+    conn.execute = interrupted_after_begin
+    with pytest.raises(KeyboardInterrupt):
+        store.write_unit({"run_id": "r", "unit_id": "u", "status": "ok"}, {})
+    del conn.execute
+    assert conn.in_transaction  # the state the interrupt leaves
+    store.finish_run("r", status="interrupted")
+    assert _status(path) == "interrupted"
+    assert not conn.in_transaction
+    assert store.rows("select count(*) n from units")[0]["n"] == 0  # the half-begun unit is undone
+
+
+def test_a_stale_transaction_is_undone_and_a_nested_block_still_joins_its_outer_one(tmp_path):
+    path = tmp_path / "s.sqlite"
+    store = RunStore(path)
+    store.create_run("r", "c", "c.toml", "0" * 64, "d", {})
+    conn = store.db.conn
+    conn.execute("BEGIN IMMEDIATE")  # as an interrupt between a block's end and its COMMIT leaves it
+    conn.execute("update runs set campaign = 'stale' where run_id = 'r'")
+    store.finish_run("r", status="interrupted")
+    assert _status(path) == "interrupted"
+    assert store.rows("select campaign from runs")[0]["campaign"] == "c"
+    with conn:
+        with conn:  # inner block: no ROLLBACK of the outer one's writes
+            conn.execute("update runs set campaign = 'outer' where run_id = 'r'")
+        assert conn.in_transaction
+        assert _status(path) == "interrupted"
+    assert store.rows("select campaign from runs")[0]["campaign"] == "outer"
+
+
 def _open(path: str) -> int:
     RunStore(path)
     return 0
