@@ -24,6 +24,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 
+from lsrep.allocator import fewer_arenas, keep_freed_heap
 from lsrep.engine import UnitResult, UnitTask, run_unit
 from lsrep.executors.local import (
     POLL_S,
@@ -50,8 +51,6 @@ AHEAD = 2
 already sent, so it never waits for this process to hand it one (see `_Lanes`)."""
 AHEAD_BELOW_S = 0.5
 """A unit is short when this process's recent units took less (seconds, moving average)."""
-MALLOC_ARENAS = 2
-"""glibc malloc arenas this process keeps while it shards (`_fewer_arenas`)."""
 
 
 def run_then(task: UnitTask, after: Callable[[], None] | None) -> UnitResult:
@@ -89,7 +88,8 @@ class ShardedExecutor(Executor):
         self._stopping = False
 
     def run(self, tasks: Iterable[UnitTask]) -> Iterator[UnitResult]:
-        _fewer_arenas()
+        fewer_arenas()  # lsrep.allocator: why, with the figures
+        keep_freed_heap()
         self._stopping = False
         # One worker (the default on two cores): spawned, see `SpawnedWorker`. More: forked from a
         # fork server that imports the harness once, while this process runs the first units.
@@ -170,22 +170,6 @@ class ShardedExecutor(Executor):
         if self._stopping:  # killed by an interrupted run: nothing to pin, no process to start
             return crashed_unit(task, RuntimeError("the run was interrupted"))
         return ProcessPoolExecutor(1, self._shared)._run_alone(task, self._ctx)
-
-
-def _fewer_arenas() -> None:
-    """At most `MALLOC_ARENAS` glibc malloc arenas in this process from now on.
-
-    glibc gives a thread that allocates while another holds the lock an arena of its own (up to
-    eight per core), and memory freed in one arena serves only that arena: the unit, shard, pool
-    and index threads of this process kept ~15 MB more resident at S scale (largest process 116
-    against 102 MB with two arenas, 100 questions, `benchmarks/longmemeval_diagnostic.py`'s measure).
-    Not glibc: nothing."""
-    try:
-        import ctypes
-
-        ctypes.CDLL(None).mallopt(-8, MALLOC_ARENAS)  # M_ARENA_MAX
-    except (OSError, AttributeError):
-        pass
 
 
 class _Lanes:

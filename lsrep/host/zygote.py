@@ -64,6 +64,9 @@ def serve(fd: int, sandboxed: bool = False, listen: int | None = None) -> int:
     of its own; only the connection on `fd` (the harness that started this process) ends it."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    from lsrep.allocator import keep_freed_heap
+
+    keep_freed_heap()  # set before any fork: every host inherits it (lsrep.allocator: why)
     try:
         return _serve(fd, sandboxed, listen)
     except (BrokenPipeError, ConnectionResetError):

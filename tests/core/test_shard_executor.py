@@ -13,6 +13,7 @@ import pytest
 
 import lsrep.executors.overlap as overlap
 import lsrep.executors.shard as shard
+from lsrep import allocator
 from lsrep.executors.local import InProcessExecutor
 from lsrep.executors.overlap import OverlappedExecutor
 from lsrep.executors.shard import ShardedExecutor
@@ -204,7 +205,7 @@ def test_longmemeval_default_shards_over_the_usable_cores_within_the_memory_budg
     assert lme.default_workers(lme.MEMORY_BUDGET_MB) == 2, "the memory budget no longer caps the processes"
 
 
-def test_sharding_caps_the_malloc_arenas_of_this_process(monkeypatch):
+def test_sharding_caps_the_malloc_arenas_of_this_process_and_keeps_its_freed_heap(monkeypatch):
     import ctypes
 
     calls = []
@@ -216,7 +217,8 @@ def test_sharding_caps_the_malloc_arenas_of_this_process(monkeypatch):
     monkeypatch.setattr(ctypes, "CDLL", lambda name: Libc())
     _fake(monkeypatch, lambda n: 0.0)
     assert list(ShardedExecutor(2).run([_Task(0)])) == [0]
-    assert calls == [(-8, shard.MALLOC_ARENAS)]  # M_ARENA_MAX
+    # M_ARENA_MAX, then the freed heap kept (lsrep.allocator)
+    assert calls == [(-8, allocator.ARENAS), (-3, allocator.MMAP_THRESHOLD), (-1, allocator.TRIM_THRESHOLD)]
 
 
 def _slow() -> None:
