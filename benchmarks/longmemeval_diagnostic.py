@@ -164,6 +164,19 @@ def installed(python: str, names: tuple[str, ...]) -> set[str]:
     return have & set(names)
 
 
+def _absolute(value: str) -> Path:
+    """A path given on the command line, made absolute: the official script runs in its checkout."""
+    return Path(value).absolute()
+
+
+def _interpreter(value: str) -> str:
+    """An interpreter path made absolute (not resolved: a venv's `python` is a symlink whose target
+    would lose the venv's packages); a bare name is looked up on PATH."""
+    if os.sep in value:
+        return str(Path(value).absolute())
+    return shutil.which(value) or value
+
+
 def official_run(official: Path, data: Path, tmp: Path, python: str) -> dict:
     """The official script under `python`, with stand-ins for the heavy packages it lacks."""
     stubs = tmp / "stubs"
@@ -209,16 +222,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--questions", type=int, default=500)
     parser.add_argument("--sessions", type=int, default=50)
-    parser.add_argument("--file", type=Path, help="an existing LongMemEval file instead of a generated one")
-    parser.add_argument("--official", type=Path, help="a checkout of the official LongMemEval repository")
-    parser.add_argument("--official-python", default=sys.executable,
+    parser.add_argument("--file", type=_absolute, help="an existing LongMemEval file instead of a generated one")
+    parser.add_argument("--official", type=_absolute, help="a checkout of the official LongMemEval repository")
+    parser.add_argument("--official-python", default=sys.executable, type=_interpreter,
                         help="the interpreter for the official script (default: this one); give one with its "
                              "own packages (torch, transformers, sentence-transformers, scikit-learn, nltk, "
                              "rank_bm25, openai) to time the script as a researcher runs it")
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--m-questions", type=int, default=10, help="M-shaped check: questions (0: skip)")
     parser.add_argument("--m-sessions", type=int, default=500, help="M-shaped check: sessions per question")
-    parser.add_argument("--tmp", type=Path, help="working folder (default: a temporary one)")
+    parser.add_argument("--tmp", type=_absolute, help="working folder (default: a temporary one)")
     parser.add_argument("--workers", type=int, help="pass --workers to lsrep (default: its default)")
     args = parser.parse_args()
     if args.official:
