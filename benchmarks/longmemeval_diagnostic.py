@@ -177,10 +177,10 @@ def _interpreter(value: str) -> str:
     return shutil.which(value) or value
 
 
-def official_run(official: Path, data: Path, tmp: Path, python: str) -> dict:
-    """The official script under `python`, with stand-ins for the heavy packages it lacks."""
+def official_run(official: Path, data: Path, tmp: Path, python: str, have: set[str]) -> dict:
+    """The official script under `python`, with stand-ins for the heavy packages it lacks (`have`:
+    those it has, from `installed`, asked once per benchmark)."""
     stubs = tmp / "stubs"
-    have = installed(python, HEAVY)
     for rel, text in STUBS.items():
         top = rel.split("/")[0].removesuffix(".py")
         if top in have:
@@ -235,7 +235,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, help="pass --workers to lsrep (default: its default)")
     args = parser.parse_args()
     if args.official:
-        installed(args.official_python, HEAVY)  # a bad interpreter is said before anything runs
+        have = installed(args.official_python, HEAVY)  # a bad interpreter is said before anything runs
     from lsrep.probes.generator import generate_longmemeval_file
 
     with tempfile.TemporaryDirectory(dir=args.tmp) as tmp_name:
@@ -248,7 +248,7 @@ def main() -> None:
         for _ in range(args.repeat):
             mine.append(lsrep_run(data, tmp / "store.sqlite", args.workers))
             if args.official:
-                theirs.append(official_run(args.official, data, tmp, args.official_python))
+                theirs.append(official_run(args.official, data, tmp, args.official_python, have))
         for r in mine:
             print(f"lsrep      wall {r['wall_s']:7.1f} s  CPU {r['cpu_s']:7.1f} s  tree RSS {r['tree_mb']:6.0f} MB  "
                   f"(PSS {r['tree_pss_mb']:4.0f} MB)  largest process "

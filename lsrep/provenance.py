@@ -248,10 +248,7 @@ class TurnIndex:
         """Turn `pos`'s shingles (cached)."""
         hit = self._grams.get(pos)
         if hit is None:
-            segs = self._turn_segments(pos)
-            hit = self._grams[pos] = frozenset(shingles(segs, self.size))
-            if pos not in self._turn_words:
-                self._turn_words[pos] = frozenset(t for seg in segs for t in seg)
+            hit = self._grams[pos] = frozenset(shingles(self._turn_segments(pos), self.size))
         return hit
 
     def turn_sentence_shingles(self, pos: int) -> tuple[frozenset[tuple[str, ...]], ...]:

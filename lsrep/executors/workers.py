@@ -160,9 +160,9 @@ def quiet_resource_tracker() -> None:
 
 def worker_init(driver_pid: int, shared_hosts: tuple[str, str] | None = None) -> None:
     """In each worker: leave Ctrl-C to the driver, die with the fork server or the driver, collect
-    garbage as a process that only runs units does (`lsrep.collector.for_unit_process`), keep
-    freed heap (`lsrep.allocator.keep_freed_heap`), and fork
-    adapter hosts from the run's fork server of hosts where there is one (`shared_hosts`)."""
+    garbage as a process that only runs units does (`lsrep.collector.for_unit_process`), keep the
+    heap it frees (`lsrep.allocator.keep_freed_heap`), and fork adapter hosts from the run's fork
+    server of hosts where there is one (`shared_hosts`)."""
     from lsrep.allocator import keep_freed_heap
     from lsrep.collector import for_unit_process
     from lsrep.host.launch import use_shared
