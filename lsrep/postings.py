@@ -34,8 +34,10 @@ class NgramPostings(Mapping):
                     self.unigrams[tok] = [pos]
                 else:
                     hit.append(pos)
-        # Strings only (the token tuples are not kept: an M-sized trajectory has ~5,000 turns).
-        self.texts = ["\n".join([f" {' '.join(seg)} " for seg in turn]) for turn in segs]
+        # Strings only (the token tuples are not kept: an M-sized trajectory has ~5,000 turns); a
+        # segment said in many turns is spaced once.
+        spaced = _Spaced().__getitem__
+        self.texts = ["\n".join(map(spaced, turn)) for turn in segs]
         self._longer: dict[tuple[str, ...], list[int]] = {}
         self._word_sets: dict[str, frozenset[int]] = {}
         self.eager_cost = sum((k - n + 1) * c for k, c in _length_counts(segs) for n in range(2, min(size, k) + 1))
@@ -142,3 +144,11 @@ class NgramPostings(Mapping):
 def _length_counts(segs: Sequence[tuple[tuple[str, ...], ...]]) -> list[tuple[int, int]]:
     """Each length of a segment in `segs` with how many segments have it (counted at C speed)."""
     return [(length, len(list(same))) for length, same in groupby(sorted(map(len, chain.from_iterable(segs))))]
+
+
+class _Spaced(dict):
+    """A segment's tokens -> `" w1 w2 "`, computed once per distinct segment."""
+
+    def __missing__(self, seg: tuple[str, ...]) -> str:
+        out = self[seg] = f" {' '.join(seg)} "
+        return out

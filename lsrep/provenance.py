@@ -104,16 +104,23 @@ def rendering_tokens(speakers: Iterable[str | None], roles: Iterable[str]) -> fr
 def segments(text: str, drop: frozenset[str] = frozenset()) -> tuple[tuple[str, ...], ...]:
     """Content tokens per sentence-like segment: lowercase alphanumerics without dated groups,
     dates, times, stopwords or `drop`; empty segments left out."""
-    skip = _skip_set(drop)
+    memo = _segment_memo(drop)
+    skip = memo.skip
     text = text.lower()
     if ("-" in text or ":" in text) and _DIGIT_SEP.search(text):  # dates and times need digits beside '-' or ':'
         text = _DATETIME.sub(" ", _DATED_GROUP.sub(" ", text))
     out = []
     if text.isascii():
         # The same split at C speed: segment marks become line breaks, every other character but
-        # [a-z0-9] a space; then a segment's tokens are its whitespace-separated words.
+        # [a-z0-9] a space; then a segment's tokens are its whitespace-separated words, split and
+        # filtered once per distinct segment (`_SegmentMemo`).
+        get = memo.get
         for part in text.encode("ascii").translate(_ASCII_PARTS).decode("ascii").split("\n"):
-            toks = tuple([t for t in part.split() if t not in skip])
+            toks = get(part)
+            if toks is None:
+                toks = tuple([t for t in part.split() if t not in skip])
+                if len(memo) < SEGMENT_MEMO_MAX:
+                    memo[part] = toks
             if toks:
                 out.append(toks)
         return tuple(out)
@@ -127,6 +134,26 @@ def segments(text: str, drop: frozenset[str] = frozenset()) -> tuple[tuple[str, 
 @lru_cache(maxsize=64)
 def _skip_set(drop: frozenset[str]) -> frozenset[str]:
     return STOPWORDS | drop
+
+
+SEGMENT_MEMO_MAX = 8192
+"""Distinct segment texts a memo keeps (about 2 MB); a segment met once it is full is split each time."""
+
+
+class _SegmentMemo(dict):
+    """An ASCII segment's text (translated: `[a-z0-9]` and spaces) -> its content tokens, for one
+    set of dropped tokens (`skip`: those and the stopwords). Conversations repeat their segments
+    ("good question", a template's sentences, a fragment that is a turn's copy): each distinct one
+    is split and filtered once."""
+
+    def __init__(self, skip: frozenset[str]) -> None:
+        super().__init__()
+        self.skip = skip
+
+
+@lru_cache(maxsize=8)
+def _segment_memo(drop: frozenset[str]) -> _SegmentMemo:
+    return _SegmentMemo(_skip_set(drop))
 
 
 def normalise(text: str, drop: frozenset[str] = frozenset()) -> tuple[str, ...]:

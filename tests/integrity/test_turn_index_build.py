@@ -262,3 +262,40 @@ def test_eager_cost_is_every_n_gram_said_with_repeats_at_any_size():
     from lsrep.postings import _length_counts
 
     assert sorted(_length_counts(segs)) == sorted(Counter(len(s) for turn in segs for s in turn).items())
+
+
+def test_segment_memo_is_kept_per_set_of_dropped_tokens():
+    """A segment split once under one set of dropped tokens (speaker names) is split again under
+    another: the memo of segments already split is per set, so a name dropped in one trajectory is
+    not dropped in the next."""
+    text = "Ana went home to Lisbon. Good question!"
+    assert segments(text, frozenset({"ana"})) == (("went", "home", "lisbon"), ("good", "question"))
+    assert segments(text) == (("ana", "went", "home", "lisbon"), ("good", "question"))
+    assert segments(text, frozenset({"lisbon"})) == (("ana", "went", "home"), ("good", "question"))
+    assert segments(text, frozenset({"ana"})) == (("went", "home", "lisbon"), ("good", "question"))
+
+
+def test_segment_memo_stops_growing_at_its_bound_and_still_splits_every_segment():
+    """Past `SEGMENT_MEMO_MAX` distinct segments the memo keeps what it has (memory stays bounded)
+    and a new segment is split without it; segments already kept are still answered from it."""
+    from lsrep import provenance
+
+    drop = frozenset({"memo-bound-test"})
+    memo = provenance._segment_memo(drop)
+    memo.clear()
+    words = [f"w{i}" for i in range(provenance.SEGMENT_MEMO_MAX + 50)]
+    for i, w in enumerate(words):
+        assert segments(f"{w} x{i}. the {w}", drop) == ((w, f"x{i}"), (w,))
+    assert len(memo) == provenance.SEGMENT_MEMO_MAX
+    assert memo["w0 x0"] == ("w0", "x0")
+    assert segments("w0 x0. fresh words lisbon", drop) == (("w0", "x0"), ("fresh", "words", "lisbon"))
+    assert " fresh words lisbon" not in memo and len(memo) == provenance.SEGMENT_MEMO_MAX
+
+
+def test_a_repeated_segment_is_split_once():
+    """The second time a segment is met its tokens come from the memo: the same tuple object."""
+    drop = frozenset({"repeat-test"})
+    first = segments("Sure! Keeping a glass of water nearby is an easy reminder.", drop)
+    again = segments("Thanks! Keeping a glass of water nearby is an easy reminder.", drop)
+    assert first == (("sure",), ("keeping", "glass", "water", "nearby", "easy", "reminder"))
+    assert again == (("thanks",), first[1]) and again[1] is first[1]
