@@ -9,6 +9,9 @@ from itertools import chain, groupby
 SET_MIN_POSTINGS = 64
 """An n-gram whose rarest word is said in more turns than this is looked up through the words'
 posting sets (intersected in C) rather than by scanning the rarest word's turns."""
+REPEATED_SEGMENTS = 4
+"""Segments said this many times each on average (segments / distinct segments) make n-gram
+lookups go through the distinct segments (`NgramPostings.by_segment`)."""
 
 
 class NgramPostings(Mapping):
@@ -21,6 +24,10 @@ class NgramPostings(Mapping):
     break, so `" a b c "` is found exactly where the three words follow each other inside one
     segment). Iterating enumerates every n-gram in the order the eager build posted them (turn
     by turn, per segment n = 1..size) — what the tests compare with the definition.
+
+    Where turns repeat their segments (`REPEATED_SEGMENTS`: templated or formulaic text), a lookup
+    checks each distinct segment saying the rarest word once, and the n-gram's turns are those
+    saying a segment that holds it (`by_segment`).
     """
 
     def __init__(self, segs: Sequence[tuple[tuple[str, ...], ...]], size: int) -> None:
@@ -36,8 +43,18 @@ class NgramPostings(Mapping):
                     hit.append(pos)
         # Strings only (the token tuples are not kept: an M-sized trajectory has ~5,000 turns); a
         # segment said in many turns is spaced once.
-        spaced = _Spaced().__getitem__
-        self.texts = ["\n".join(map(spaced, turn)) for turn in segs]
+        spaced = _Spaced()
+        self.texts = ["\n".join(map(spaced.__getitem__, turn)) for turn in segs]
+        self.by_segment = len(spaced) * REPEATED_SEGMENTS <= sum(map(len, segs))
+        """Lookups go through the distinct segments: each with its `" w1 w2 "` text and the turns
+        saying it (ascending, once), and each word with the distinct segments saying it."""
+        if self.by_segment:
+            self._spaced = spaced
+            self._seg_turns = _segment_turns(segs)
+            self._word_segs: dict[str, list[tuple[str, ...]]] = {}
+            for seg in self._seg_turns:
+                for tok in dict.fromkeys(seg):
+                    self._word_segs.setdefault(tok, []).append(seg)
         self._longer: dict[tuple[str, ...], list[int]] = {}
         self._word_sets: dict[str, frozenset[int]] = {}
         self.eager_cost = sum((k - n + 1) * c for k, c in _length_counts(segs) for n in range(2, min(size, k) + 1))
@@ -45,8 +62,9 @@ class NgramPostings(Mapping):
         """The n-grams (n = 2..size) said in all turns, counted with repeats: the work of posting
         every one of them at once."""
         self.checks = 0
-        """Turns checked for an n-gram on lookup so far; past `eager_cost` every n-gram is posted
-        at once (`_post_all`), so lookups never cost more than twice the cheaper of the two ways."""
+        """Turns (distinct segments, `by_segment`) checked for an n-gram on lookup so far; past
+        `eager_cost` every n-gram is posted at once (`_post_all`), so lookups never cost more than
+        twice the cheaper of the two ways."""
         self.eager = False
 
     def _sets(self, gram: tuple[str, ...]) -> frozenset[int]:
@@ -77,6 +95,8 @@ class NgramPostings(Mapping):
             lists = [self.unigrams.get(tok) for tok in gram]
             if None in lists:
                 hit = []
+            elif self.by_segment:
+                hit = self._segment_lookup(gram)
             else:
                 needle, texts = f" {' '.join(gram)} ", self.texts
                 rarest = min(lists, key=len)
@@ -96,6 +116,17 @@ class NgramPostings(Mapping):
                 self._longer.clear()
             self._longer[gram] = hit
         return hit if hit else default
+
+    def _segment_lookup(self, gram: tuple[str, ...]) -> list[int]:
+        """The turns saying a distinct segment that holds `gram` contiguously (its rarest word's
+        distinct segments checked, each once)."""
+        needle, spaced = f" {' '.join(gram)} ", self._spaced
+        rarest = min([self._word_segs[tok] for tok in gram], key=len)
+        self.checks += len(rarest)
+        found = [seg for seg in rarest if needle in spaced[seg]]
+        if len(found) == 1:
+            return list(self._seg_turns[found[0]])
+        return sorted(set().union(*[self._seg_turns[seg] for seg in found]))
 
     def _post_all(self) -> None:
         """Every n-gram (n = 2..size) of every turn's segments posted in one pass, as the lazy
@@ -139,6 +170,20 @@ class NgramPostings(Mapping):
 
     def unigram_postings(self) -> dict[tuple[str], list[int]]:
         return {(tok,): where for tok, where in self.unigrams.items()}
+
+
+def _segment_turns(segs: Sequence[tuple[tuple[str, ...], ...]]) -> dict[tuple[str, ...], list[int]]:
+    """Each distinct segment with the positions of the turns saying it, ascending, each once."""
+    out: dict[tuple[str, ...], list[int]] = {}
+    get = out.get
+    for pos, turn in enumerate(segs):
+        for seg in turn:
+            hit = get(seg)
+            if hit is None:
+                out[seg] = [pos]
+            elif hit[-1] != pos:
+                hit.append(pos)
+    return out
 
 
 def _length_counts(segs: Sequence[tuple[tuple[str, ...], ...]]) -> list[tuple[int, int]]:

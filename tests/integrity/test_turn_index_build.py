@@ -229,7 +229,8 @@ def test_postings_go_eager_once_lookups_cost_more_than_posting_everything():
 
 
 def test_a_lookup_that_turns_eager_midway_answers_from_the_eager_postings():
-    texts = ["red green blue"] * 70 + ["red green"] * 5
+    # Every segment said once (a repeated one would be looked up by segment, `by_segment`).
+    texts = [f"red green blue w{i}" for i in range(70)] + [f"red green v{i}" for i in range(5)]
     index = TurnIndex(texts)
     postings = index.postings
     cost = postings.checks = postings.eager_cost  # at the bound, not past it: one more lookup computed
@@ -299,3 +300,63 @@ def test_a_repeated_segment_is_split_once():
     again = segments("Thanks! Keeping a glass of water nearby is an easy reminder.", drop)
     assert first == (("sure",), ("keeping", "glass", "water", "nearby", "easy", "reminder"))
     assert again == (("thanks",), first[1]) and again[1] is first[1]
+
+
+def _repeated_texts(rng, n_turns=300, pool_size=25):
+    """Turns made of sentences drawn from a small pool (a template's phrasing), some turns saying
+    one sentence twice, some with a sentence of their own."""
+    words = [f"w{i}" for i in range(30)] + ["lisbon", "dune", "river", "the", "and"]
+    pool = [" ".join(rng.choice(words) for _ in range(rng.randint(1, 8))) for _ in range(pool_size)]
+    texts = []
+    for i in range(n_turns):
+        said = [rng.choice(pool) for _ in range(rng.randint(0, 6))]
+        if said and rng.random() < 0.2:
+            said.append(said[0])
+        if rng.random() < 0.1:
+            said.append(f"own{i} {rng.choice(words)} lisbon")
+        texts.append(rng.choice([". ", "! ", "; ", "\n"]).join(said))
+    return texts
+
+
+def test_repeated_segments_are_looked_up_by_distinct_segment_and_equal_the_definition():
+    """Where turns repeat their segments, an n-gram's turns are those saying a distinct segment
+    that holds it: every n-gram said, and n-grams said nowhere or only across a segment break,
+    give the definition's postings."""
+    import random
+
+    for seed in range(6):
+        rng = random.Random(seed)
+        texts = _repeated_texts(rng)
+        index = TurnIndex(texts, frozenset({"w0"}))
+        assert index.postings.by_segment
+        reference, *_ = _reference_index(texts, frozenset({"w0"}))
+        assert list(index.postings.items()) == list(reference.items())
+        words = [f"w{i}" for i in range(30)] + ["lisbon", "dune", "river", "own3"]
+        for _ in range(2000):
+            gram = tuple(rng.choice(words) for _ in range(rng.randint(2, 3)))
+            assert index.postings.get(gram, "absent") == reference.get(gram, "absent"), gram
+        assert not index.postings.eager  # lookups stayed below posting everything
+
+
+def test_a_lookup_by_segment_checks_each_distinct_segment_once():
+    texts = ["red green blue. good question"] * 100 + ["green blue red. good question"] * 50 + ["red green"] * 3
+    index = TurnIndex(texts)
+    postings = index.postings
+    assert postings.by_segment
+    assert postings.get(("red", "green", "blue")) == list(range(100))
+    assert postings.checks == 2  # "blue" is in two distinct segments, not in 150 turns
+    assert postings.get(("red", "green")) == [*range(100), 150, 151, 152]
+    assert postings.checks == 2 + 3  # "red" is in three distinct segments
+    assert postings.get(("blue", "red")) == list(range(100, 150))
+    assert postings.get(("good", "question")) == list(range(150))
+    assert postings.get(("question", "red")) is None  # across a segment break
+
+
+@pytest.mark.parametrize(("said", "by_segment"), [(3, False), (4, True)])
+def test_lookups_go_by_segment_from_four_sayings_per_distinct_segment(said, by_segment):
+    """Segments said 4 times each on average (`REPEATED_SEGMENTS`) make lookups go by segment; 3
+    times, by turn (a distinct segment is then barely cheaper to check than a turn)."""
+    texts = [f"alpha beta{i}. gamma delta{i}" for i in range(10)] * said
+    postings = TurnIndex(texts).postings
+    assert postings.by_segment is by_segment
+    assert postings.get(("alpha", "beta3")) == [3 + 10 * k for k in range(said)]
