@@ -119,8 +119,9 @@ def segments(text: str, drop: frozenset[str] = frozenset()) -> tuple[tuple[str, 
             toks = get(part)
             if toks is None:
                 toks = tuple([t for t in part.split() if t not in skip])
-                if len(memo) < SEGMENT_MEMO_MAX:
-                    memo[part] = toks
+                if len(memo) >= SEGMENT_MEMO_MAX:
+                    memo.clear()
+                memo[part] = toks
             if toks:
                 out.append(toks)
         return tuple(out)
@@ -136,8 +137,9 @@ def _skip_set(drop: frozenset[str]) -> frozenset[str]:
     return STOPWORDS | drop
 
 
-SEGMENT_MEMO_MAX = 8192
-"""Distinct segment texts a memo keeps (about 2 MB); a segment met once it is full is split each time."""
+SEGMENT_MEMO_MAX = 2048
+"""Distinct segment texts a memo holds (0.5-3 MB); full, it is emptied and fills again with the
+segments met next (a conversation's repeated ones come back at once)."""
 
 
 class _SegmentMemo(dict):

@@ -276,21 +276,22 @@ def test_segment_memo_is_kept_per_set_of_dropped_tokens():
     assert segments(text, frozenset({"ana"})) == (("went", "home", "lisbon"), ("good", "question"))
 
 
-def test_segment_memo_stops_growing_at_its_bound_and_still_splits_every_segment():
-    """Past `SEGMENT_MEMO_MAX` distinct segments the memo keeps what it has (memory stays bounded)
-    and a new segment is split without it; segments already kept are still answered from it."""
+def test_segment_memo_starts_again_at_its_bound_and_still_splits_every_segment():
+    """At `SEGMENT_MEMO_MAX` distinct segments the memo is emptied and fills again with the segments
+    met next (memory stays bounded, a conversation's repeated segments come back at once); every
+    segment is split the same way whether it is found in the memo or not."""
     from lsrep import provenance
 
     drop = frozenset({"memo-bound-test"})
     memo = provenance._segment_memo(drop)
     memo.clear()
-    words = [f"w{i}" for i in range(provenance.SEGMENT_MEMO_MAX + 50)]
-    for i, w in enumerate(words):
-        assert segments(f"{w} x{i}. the {w}", drop) == ((w, f"x{i}"), (w,))
-    assert len(memo) == provenance.SEGMENT_MEMO_MAX
-    assert memo["w0 x0"] == ("w0", "x0")
+    bound = provenance.SEGMENT_MEMO_MAX
+    for i in range(bound + 50):
+        assert segments(f"w{i} x{i}", drop) == ((f"w{i}", f"x{i}"),)
+        assert len(memo) == i % bound + 1
+    assert "w0 x0" not in memo and memo[f"w{bound + 49} x{bound + 49}"] == (f"w{bound + 49}", f"x{bound + 49}")
     assert segments("w0 x0. fresh words lisbon", drop) == (("w0", "x0"), ("fresh", "words", "lisbon"))
-    assert " fresh words lisbon" not in memo and len(memo) == provenance.SEGMENT_MEMO_MAX
+    assert memo["w0 x0"] == ("w0", "x0") and len(memo) == 52
 
 
 def test_a_repeated_segment_is_split_once():
@@ -360,3 +361,30 @@ def test_lookups_go_by_segment_from_four_sayings_per_distinct_segment(said, by_s
     postings = TurnIndex(texts).postings
     assert postings.by_segment is by_segment
     assert postings.get(("alpha", "beta3")) == [3 + 10 * k for k in range(said)]
+
+
+def test_a_full_segment_memo_of_long_segments_holds_a_few_megabytes():
+    """The memo's bound is a memory bound: filled with long segments said once (about 150 characters,
+    15 words each: text without repeats), it holds under 4 MB in each process that audits contexts
+    (a LongMemEval run's budget is 300 MB for all of them)."""
+    import random
+    import tracemalloc
+
+    from lsrep import provenance
+
+    drop = frozenset({"memo-size-test"})
+    memo = provenance._segment_memo(drop)
+    memo.clear()
+    rng = random.Random(3)
+    texts = [" ".join("".join(rng.choice("abcdefghij") for _ in range(9)) for _ in range(15))
+             for _ in range(provenance.SEGMENT_MEMO_MAX + 10)]
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for text in texts[:provenance.SEGMENT_MEMO_MAX]:
+            segments(text, drop)
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert len(memo) == provenance.SEGMENT_MEMO_MAX
+    assert 1_000_000 < held < 4_000_000, held
