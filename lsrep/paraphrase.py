@@ -19,6 +19,7 @@ reordering future-leakers (tests/integrity/zoo.py).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from operator import itemgetter
 
 MIN_TOKENS = 3
 """Distinct never-said distinctive tokens, all first said in one later turn, that prove a leak."""
@@ -41,11 +42,15 @@ class TokenFirsts:
     def from_postings(cls, postings: Mapping[tuple[str, ...], Sequence[int]]) -> TokenFirsts:
         """The same, from a turn index's n-gram postings (each turn posted once per gram, in turn
         order): a token's 1-gram lists the turns that say it."""
+        return cls.from_unigrams({gram[0]: positions for gram, positions in postings.items() if len(gram) == 1})
+
+    @classmethod
+    def from_unigrams(cls, unigrams: Mapping[str, Sequence[int]]) -> TokenFirsts:
+        """The same, from each token's turns (ascending, each once): read off at C speed."""
         firsts = cls(())
-        for gram, positions in postings.items():
-            if len(gram) == 1:
-                firsts.first[gram[0]] = positions[0]
-                firsts.turns[gram[0]] = len(positions)
+        where = unigrams.values()
+        firsts.first = dict(zip(unigrams, map(itemgetter(0), where), strict=True))
+        firsts.turns = dict(zip(unigrams, map(len, where), strict=True))
         return firsts
 
     def settled(self, tokens: Iterable[str]) -> int:

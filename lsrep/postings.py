@@ -41,13 +41,16 @@ class NgramPostings(Mapping):
                     self.unigrams[tok] = [pos]
                 else:
                     hit.append(pos)
-        # Strings only (the token tuples are not kept: an M-sized trajectory has ~5,000 turns); a
-        # segment said in many turns is spaced once.
-        spaced = _Spaced()
-        self.texts = ["\n".join(map(spaced.__getitem__, turn)) for turn in segs]
-        self.by_segment = len(spaced) * REPEATED_SEGMENTS <= sum(map(len, segs))
+        # Strings only (the token tuples are not kept: an M-sized trajectory has ~5,000 turns).
+        distinct = set(chain.from_iterable(segs))
+        self.by_segment = len(distinct) * REPEATED_SEGMENTS <= sum(map(len, segs))
         """Lookups go through the distinct segments: each with its `" w1 w2 "` text and the turns
         saying it (ascending, once), and each word with the distinct segments saying it."""
+        if self.by_segment:  # each distinct segment spaced once
+            spaced = {seg: f" {' '.join(seg)} " for seg in distinct}
+            self.texts = ["\n".join(map(spaced.__getitem__, turn)) for turn in segs]
+        else:
+            self.texts = ["\n".join([f" {' '.join(seg)} " for seg in turn]) for turn in segs]
         if self.by_segment:
             self._spaced = spaced
             self._seg_turns = _segment_turns(segs)
@@ -190,10 +193,3 @@ def _length_counts(segs: Sequence[tuple[tuple[str, ...], ...]]) -> list[tuple[in
     """Each length of a segment in `segs` with how many segments have it (counted at C speed)."""
     return [(length, len(list(same))) for length, same in groupby(sorted(map(len, chain.from_iterable(segs))))]
 
-
-class _Spaced(dict):
-    """A segment's tokens -> `" w1 w2 "`, computed once per distinct segment."""
-
-    def __missing__(self, seg: tuple[str, ...]) -> str:
-        out = self[seg] = f" {' '.join(seg)} "
-        return out

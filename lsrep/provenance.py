@@ -119,9 +119,8 @@ def segments(text: str, drop: frozenset[str] = frozenset()) -> tuple[tuple[str, 
             toks = get(part)
             if toks is None:
                 toks = tuple([t for t in part.split() if t not in skip])
-                if len(memo) >= SEGMENT_MEMO_MAX:
-                    memo.clear()
-                memo[part] = toks
+                if len(memo) < SEGMENT_MEMO_MAX:
+                    memo[part] = toks
             if toks:
                 out.append(toks)
         return tuple(out)
@@ -138,8 +137,8 @@ def _skip_set(drop: frozenset[str]) -> frozenset[str]:
 
 
 SEGMENT_MEMO_MAX = 2048
-"""Distinct segment texts a memo holds (0.5-3 MB); full, it is emptied and fills again with the
-segments met next (a conversation's repeated ones come back at once)."""
+"""Distinct segment texts a memo holds (0.5-3 MB); once full it keeps them, and a segment not in it
+is split each time (emptying and refilling it cost text without repeats a third more)."""
 
 
 class _SegmentMemo(dict):
@@ -240,7 +239,7 @@ class TurnIndex:
         self._grams: dict[int, frozenset[tuple[str, ...]]] = {}
         self._sentences: dict[int, tuple[frozenset[tuple[str, ...]], ...]] = {}
         self._turn_words: dict[int, frozenset[str]] = {}
-        self.firsts = TokenFirsts.from_postings(self.postings.unigram_postings())
+        self.firsts = TokenFirsts.from_unigrams(self.postings.unigrams)
         self._analyses: dict[str, TextAnalysis] = {}
         self._answer_texts: dict[str, str] = {}
         self._contexts: dict[tuple[str, ...], tuple[str, list[TextAnalysis], frozenset]] = {}
