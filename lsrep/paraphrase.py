@@ -39,12 +39,6 @@ class TokenFirsts:
                 self.turns[t] = self.turns.get(t, 0) + 1
 
     @classmethod
-    def from_postings(cls, postings: Mapping[tuple[str, ...], Sequence[int]]) -> TokenFirsts:
-        """The same, from a turn index's n-gram postings (each turn posted once per gram, in turn
-        order): a token's 1-gram lists the turns that say it."""
-        return cls.from_unigrams({gram[0]: positions for gram, positions in postings.items() if len(gram) == 1})
-
-    @classmethod
     def from_unigrams(cls, unigrams: Mapping[str, Sequence[int]]) -> TokenFirsts:
         """The same, from each token's turns (ascending, each once): read off at C speed."""
         firsts = cls(())

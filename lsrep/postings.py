@@ -41,23 +41,22 @@ class NgramPostings(Mapping):
                     self.unigrams[tok] = [pos]
                 else:
                     hit.append(pos)
-        # Strings only (the token tuples are not kept: an M-sized trajectory has ~5,000 turns).
+        # The n-gram texts are strings only (the token tuples are not kept: an M-sized trajectory
+        # has ~5,000 turns); repeated segments are also kept once each, with their turns.
         distinct = set(chain.from_iterable(segs))
         self.by_segment = len(distinct) * REPEATED_SEGMENTS <= sum(map(len, segs))
         """Lookups go through the distinct segments: each with its `" w1 w2 "` text and the turns
         saying it (ascending, once), and each word with the distinct segments saying it."""
         if self.by_segment:  # each distinct segment spaced once
-            spaced = {seg: f" {' '.join(seg)} " for seg in distinct}
+            self._spaced = spaced = {seg: f" {' '.join(seg)} " for seg in distinct}
             self.texts = ["\n".join(map(spaced.__getitem__, turn)) for turn in segs]
-        else:
-            self.texts = ["\n".join([f" {' '.join(seg)} " for seg in turn]) for turn in segs]
-        if self.by_segment:
-            self._spaced = spaced
             self._seg_turns = _segment_turns(segs)
             self._word_segs: dict[str, list[tuple[str, ...]]] = {}
             for seg in self._seg_turns:
                 for tok in dict.fromkeys(seg):
                     self._word_segs.setdefault(tok, []).append(seg)
+        else:
+            self.texts = ["\n".join([f" {' '.join(seg)} " for seg in turn]) for turn in segs]
         self._longer: dict[tuple[str, ...], list[int]] = {}
         self._word_sets: dict[str, frozenset[int]] = {}
         self.eager_cost = sum((k - n + 1) * c for k, c in _length_counts(segs) for n in range(2, min(size, k) + 1))
@@ -171,8 +170,6 @@ class NgramPostings(Mapping):
     def __len__(self) -> int:
         return sum(1 for _ in self._all_grams())
 
-    def unigram_postings(self) -> dict[tuple[str], list[int]]:
-        return {(tok,): where for tok, where in self.unigrams.items()}
 
 
 def _segment_turns(segs: Sequence[tuple[tuple[str, ...], ...]]) -> dict[tuple[str, ...], list[int]]:
@@ -192,4 +189,3 @@ def _segment_turns(segs: Sequence[tuple[tuple[str, ...], ...]]) -> dict[tuple[st
 def _length_counts(segs: Sequence[tuple[tuple[str, ...], ...]]) -> list[tuple[int, int]]:
     """Each length of a segment in `segs` with how many segments have it (counted at C speed)."""
     return [(length, len(list(same))) for length, same in groupby(sorted(map(len, chain.from_iterable(segs))))]
-
