@@ -171,7 +171,6 @@ class NgramPostings(Mapping):
         return sum(1 for _ in self._all_grams())
 
 
-
 def _segment_turns(segs: Sequence[tuple[tuple[str, ...], ...]]) -> dict[tuple[str, ...], list[int]]:
     """Each distinct segment with the positions of the turns saying it, ascending, each once."""
     out: dict[tuple[str, ...], list[int]] = {}

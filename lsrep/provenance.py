@@ -137,8 +137,9 @@ def _skip_set(drop: frozenset[str]) -> frozenset[str]:
 
 
 SEGMENT_MEMO_MAX = 2048
-"""Distinct segment texts a memo holds (2.6 MB full of 15-word segments said once); once full it keeps them, and a segment not in it
-is split each time (emptying and refilling it cost text without repeats a third more)."""
+"""Distinct segment texts a memo holds (2.6 MB when full of 15-word segments said once); once full
+it keeps them, and a segment not in it is split each time (emptying and refilling it cost text
+without repeats a third more)."""
 
 
 class _SegmentMemo(dict):
