@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
+import sys
 from pathlib import Path
 
 import pytest
@@ -33,6 +34,19 @@ def example(tmp_path: Path) -> Path:
     text = (REPO / "campaigns" / "quickstart.toml").read_text()
     (dest / "quickstart.toml").write_text(text)
     return dest / "quickstart.toml"
+
+
+CTRL_C_DEFAULT = ("import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+                  "os.execv(sys.argv[1], sys.argv[1:])")
+
+
+def with_ctrl_c(cmd: list[str]) -> list[str]:
+    """`cmd` started with Ctrl-C at its default action, whatever this process inherited. A shell
+    starts a background job with SIGINT ignored (POSIX: `pytest ... &`, `nohup`), a child inherits
+    that across exec, and Python then keeps it ignored (it installs its KeyboardInterrupt handler
+    only over the default): an lsrep started so rightly ignores Ctrl-C, and a test of its Ctrl-C
+    would see the run finish (exit 0, nothing on stderr). `cmd[0]` is an executable path."""
+    return [sys.executable, "-c", CTRL_C_DEFAULT, *cmd]
 
 
 def units_stored(store: Path, status: str | None = None) -> int:

@@ -15,7 +15,7 @@ import pytest
 import lsrep.store as store_module
 from lsrep.cli import main
 from lsrep.store import RunStore
-from tests.conftest import units_stored
+from tests.conftest import units_stored, with_ctrl_c
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -162,7 +162,7 @@ def _workspace(tmp_path: Path, repetitions: int = 4) -> Path:
 
 
 def _lsrep(*args: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "lsrep.cli", *args], stdout=subprocess.PIPE,
+    return subprocess.Popen(with_ctrl_c([sys.executable, "-m", "lsrep.cli", *args]), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, cwd=REPO)
 
 
@@ -188,10 +188,10 @@ def test_ctrl_c_marks_the_run_interrupted_and_it_resumes(tmp_path):
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and units_stored(store) < 1:
         time.sleep(0.02)
+    if proc.poll() is not None:
+        pytest.skip("the run finished before the interrupt landed")
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=120)
-    if proc.returncode == 0:
-        pytest.skip("the run finished before the interrupt landed")
     assert proc.returncode == 130, err
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1 and "interrupted" in err
     s = RunStore(store)
