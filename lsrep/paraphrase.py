@@ -19,7 +19,6 @@ reordering future-leakers (tests/integrity/zoo.py).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from operator import itemgetter
 
 MIN_TOKENS = 3
 """Distinct never-said distinctive tokens, all first said in one later turn, that prove a leak."""
@@ -28,36 +27,45 @@ RARE_MAX_TURNS = 3
 
 
 class TokenFirsts:
-    """For every content token of a trajectory: the first turn that says it, and in how many turns."""
+    """For every content token of a trajectory: the first turn that says it, and in how many turns,
+    read off its postings (the turns saying it, ascending, each once)."""
 
     def __init__(self, turn_tokens: Sequence[Iterable[str]]) -> None:
-        self.first: dict[str, int] = {}
-        self.turns: dict[str, int] = {}
+        postings: dict[str, list[int]] = {}
         for pos, toks in enumerate(turn_tokens):
-            for t in set(toks):
-                self.first.setdefault(t, pos)
-                self.turns[t] = self.turns.get(t, 0) + 1
+            for t in dict.fromkeys(toks):
+                postings.setdefault(t, []).append(pos)
+        self.postings: Mapping[str, Sequence[int]] = postings
 
     @classmethod
     def from_unigrams(cls, unigrams: Mapping[str, Sequence[int]]) -> TokenFirsts:
-        """The same, from each token's turns (ascending, each once): read off at C speed."""
+        """The same over a turn index's 1-gram postings, kept by reference (no table is built)."""
         firsts = cls(())
-        where = unigrams.values()
-        firsts.first = dict(zip(unigrams, map(itemgetter(0), where), strict=True))
-        firsts.turns = dict(zip(unigrams, map(len, where), strict=True))
+        firsts.postings = unigrams
         return firsts
+
+    @property
+    def first(self) -> dict[str, int]:
+        """Each token's first turn (a table built on each access: for inspection and tests)."""
+        return {t: where[0] for t, where in self.postings.items()}
+
+    @property
+    def turns(self) -> dict[str, int]:
+        """In how many turns each token is said (built on each access, as `first`)."""
+        return {t: len(where) for t, where in self.postings.items()}
 
     def settled(self, tokens: Iterable[str]) -> int:
         """The prefix length from which every token of the text that the trajectory says has been said."""
-        return max((self.first[t] + 1 for t in tokens if t in self.first), default=0)
+        return max((where[0] for where in map(self.postings.get, tokens) if where), default=-1) + 1
 
     def leak(self, tokens: Iterable[str], prefix_len: int) -> tuple[int, int] | None:
         """(position of the later turn, tokens first said there) when the evidence proves a leak."""
         by_turn: dict[int, int] = {}
+        get = self.postings.get
         for t in set(tokens):
-            first = self.first.get(t)
-            if first is not None and first >= prefix_len and self.turns[t] <= RARE_MAX_TURNS:
-                by_turn[first] = by_turn.get(first, 0) + 1
+            where = get(t)
+            if where and where[0] >= prefix_len and len(where) <= RARE_MAX_TURNS:
+                by_turn[where[0]] = by_turn.get(where[0], 0) + 1
         if not by_turn:
             return None
         turn, n = max(by_turn.items(), key=lambda kv: (kv[1], -kv[0]))

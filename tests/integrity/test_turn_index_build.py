@@ -69,11 +69,18 @@ def test_fast_build_equals_the_definition():
     for text in TEXTS:
         assert segments(text, drop) == _reference_segments(text, drop)
     # The paraphrase detector's first-turn and turn-count tables, read off the 1-gram postings,
-    # equal the definition over the per-turn word sets.
+    # equal the definition over the per-turn word sets, and so do its answers.
     from lsrep.paraphrase import TokenFirsts
 
+    first = {t: min(p for p, toks in enumerate(tokens_of) if t in toks) for t in set().union(*tokens_of)}
+    turns = {t: sum(t in toks for toks in tokens_of) for t in first}
+    assert (index.firsts.first, index.firsts.turns) == (first, turns)
     reference = TokenFirsts(tokens_of)
-    assert (index.firsts.first, index.firsts.turns) == (reference.first, reference.turns)
+    assert (reference.first, reference.turns) == (first, turns)
+    for toks in [*tokens_of, tuple(first), ("never", "said")]:
+        assert index.firsts.settled(toks) == max((first[t] + 1 for t in toks if t in first), default=0)
+        for prefix in range(len(tokens_of) + 1):
+            assert index.firsts.leak(toks, prefix) == reference.leak(toks, prefix)
 
 
 def test_index_built_in_background_is_the_same_index():
@@ -387,3 +394,18 @@ def test_a_full_segment_memo_of_long_segments_holds_a_few_megabytes():
         tracemalloc.stop()
     assert len(memo) == provenance.SEGMENT_MEMO_MAX
     assert 1_000_000 < held < 4_000_000, held
+
+
+def test_paraphrase_evidence_counts_tokens_said_in_at_most_rare_max_turns_turns():
+    """Three never-said tokens first said in one later turn prove a leak when each is said in at
+    most `RARE_MAX_TURNS` turns of the trajectory, and not when one more turn says them."""
+    from lsrep.paraphrase import MIN_TOKENS, RARE_MAX_TURNS, TokenFirsts
+
+    words = ("zeta", "eta", "theta")
+    assert len(words) == MIN_TOKENS
+    for said_in, proven in ((RARE_MAX_TURNS, (1, 3)), (RARE_MAX_TURNS + 1, None)):
+        turns = [("alpha",), *[words] * said_in]
+        for firsts in (TokenFirsts(turns), TurnIndex([" ".join(t) for t in turns]).firsts):
+            assert firsts.leak(words, 1) == proven, said_in
+            assert firsts.leak(words, 2) is None  # said by then
+            assert firsts.settled(words) == 2
