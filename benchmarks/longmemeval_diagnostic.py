@@ -1,7 +1,7 @@
 """LongMemEval diagnostic at S and M scale: wall time, peak memory and store size (issue 18's figures).
 
     python benchmarks/longmemeval_diagnostic.py [--questions 500] [--sessions 50] [--file PATH]
-        [--official DIR] [--repeat 1] [--m-questions 10] [--m-sessions 500]
+        [--text generated|locomo] [--official DIR] [--repeat 1] [--m-questions 10] [--m-sessions 500]
 
 Generates a LongMemEval-schema file at S scale (or uses --file) and runs `lsrep longmemeval
 --systems vector-rag` on it with default settings (default workers, offline answerer and
@@ -23,6 +23,14 @@ them for flat-bm25. Two ways to run it, and the output says which ran:
 - its BM25 path alone (the default, this interpreter): empty stand-ins for whichever of the
   heavy packages are not installed go on its PYTHONPATH, so only the retrieval itself is timed.
   It does need `rank_bm25`, which LSREP does not depend on: `pip install rank_bm25` first.
+
+The generator's turns are drawn from 400 user and 400 reply sentences, so a question says each
+sentence many times, and LSREP's turn index handles each distinct one once: that flatters it.
+`--text locomo` keeps the file's shape (questions, sessions, turns, each turn's length in
+characters, answers and evidence flags) but rewrites every turn with LoCoMo conversation turns
+(`../shared/datasets/locomo`, read in place; drawn with a fixed seed, joined up to the turn's
+length): real conversational English, its common words said in many turns of a question. The
+answers no longer match the text, so the scores are meaningless; the timings are the point.
 
 Either way `numpy.asfarray` (removed in numpy 2, which eval_utils.py calls) is put back. It also checks that
 the official corpus ids of every question equal LSREP's. Then an M-shaped file
@@ -218,11 +226,44 @@ def spread(values: list[float], digits: int = 1) -> str:
                       (("min", min(values)), ("median", statistics.median(values)), ("max", max(values))))
 
 
+LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "locomo" / "locomo-dev7.json"
+
+
+def with_locomo_text(src: Path, dest: Path, locomo: Path, seed: int = 3) -> Path:
+    """`src` with every turn's content replaced by LoCoMo turns (drawn with `seed`, joined by a
+    space until the original content's length is reached)."""
+    import random
+
+    try:
+        conversations = json.loads(locomo.read_text())
+    except (OSError, ValueError) as exc:
+        raise SystemExit(f"--text locomo: cannot read {locomo}: {exc}") from None
+    pool = [turn["text"] for conv in conversations for key, session in conv["conversation"].items()
+            if key.startswith("session_") and isinstance(session, list) for turn in session if turn.get("text")]
+    if not pool:
+        raise SystemExit(f"--text locomo: no conversation turns in {locomo}")
+    rng = random.Random(seed)
+    items = json.loads(src.read_text())
+    for item in items:
+        for session in item["haystack_sessions"]:
+            for turn in session:
+                parts, length = [], 0
+                while length < len(turn["content"]):
+                    parts.append(rng.choice(pool))
+                    length += len(parts[-1]) + 1
+                turn["content"] = " ".join(parts)
+    dest.write_text(json.dumps(items))
+    return dest
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--questions", type=int, default=500)
     parser.add_argument("--sessions", type=int, default=50)
     parser.add_argument("--file", type=_absolute, help="an existing LongMemEval file instead of a generated one")
+    parser.add_argument("--text", choices=["generated", "locomo"], default="generated",
+                        help="turn text: as the file has it, or rewritten with LoCoMo turns (see above)")
+    parser.add_argument("--locomo", type=_absolute, default=LOCOMO, help="the LoCoMo file for --text locomo")
     parser.add_argument("--official", type=_absolute, help="a checkout of the official LongMemEval repository")
     parser.add_argument("--official-python", default=sys.executable, type=_interpreter,
                         help="the interpreter for the official script (default: this one); give one with its "
@@ -242,8 +283,10 @@ def main() -> None:
         tmp = Path(tmp_name)
         data = args.file or generate_longmemeval_file(tmp / "lme_s.json", n_questions=args.questions,
                                                       sessions_per_question=args.sessions, seed=7)
+        if args.text == "locomo":
+            data = with_locomo_text(data, tmp / f"{data.stem}_locomo.json", args.locomo)
         size_mb = data.stat().st_size / 2**20
-        print(f"file: {data.name}, {size_mb:.0f} MiB; {os.cpu_count()} cores")
+        print(f"file: {data.name}, {size_mb:.0f} MiB; text: {args.text}; {os.cpu_count()} cores")
         mine, theirs = [], []
         for _ in range(args.repeat):
             mine.append(lsrep_run(data, tmp / "store.sqlite", args.workers))
