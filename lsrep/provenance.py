@@ -27,6 +27,7 @@ checkpoint costs a dictionary lookup.
 
 from __future__ import annotations
 
+import codecs
 import concurrent.futures as cf
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -80,7 +81,6 @@ def is_derived(fragment) -> bool:
 
 _DATED_GROUP = re.compile(r"[\[(][^\[\]()\n]*?\d{4}-\d{2}-\d{2}[^\[\]()\n]*[\])]")
 """A bracketed or parenthesised group holding a date: rendering metadata ("(source: turn 8, 2023-05-08)")."""
-_SEGMENT = re.compile(r"[.!?;:\n]+")
 _DATETIME = re.compile(
     r"\d{4}-\d{2}-\d{2}(?:[T ]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?"
     r"|\b\d{1,2}:\d{2}(?::\d{2})?\b"
@@ -88,7 +88,8 @@ _DATETIME = re.compile(
 _TOKEN = re.compile(r"[a-z0-9]+")
 _ASCII_PARTS = bytes(c if chr(c).isascii() and (chr(c).isdigit() or "a" <= chr(c) <= "z")
                      else 10 if chr(c) in ".!?;:\n" else 32 for c in range(256))
-"""For ASCII text: `_TOKEN`'s characters kept, `_SEGMENT`'s made line breaks, the rest spaces."""
+"""`_TOKEN`'s characters kept, the segment marks `.!?;:` and line breaks made line breaks, every other
+byte a space (`segments`)."""
 _DIGIT_SEP = re.compile(r"\d[-:]\d")
 """A date or a time holds a digit, a dash or colon, a digit: texts without one skip both substitutions."""
 
@@ -110,26 +111,31 @@ def segments(text: str, drop: frozenset[str] = frozenset()) -> tuple[tuple[str, 
     text = text.lower()
     if ("-" in text or ":" in text) and _DIGIT_SEP.search(text):  # dates and times need digits beside '-' or ':'
         text = _DATETIME.sub(" ", _DATED_GROUP.sub(" ", text))
+    # The split at C speed: segment marks become line breaks, every other character but [a-z0-9]
+    # a space (a run of non-ASCII characters too: none is a token's or a segment mark's, `_TOKEN`,
+    # `_ASCII_PARTS`); then a segment's tokens are its whitespace-separated words, split and filtered
+    # once per distinct segment (`_SegmentMemo`).
+    raw = text.encode("ascii") if text.isascii() else text.encode("ascii", _NON_ASCII_AS_SPACE)
     out = []
-    if text.isascii():
-        # The same split at C speed: segment marks become line breaks, every other character but
-        # [a-z0-9] a space; then a segment's tokens are its whitespace-separated words, split and
-        # filtered once per distinct segment (`_SegmentMemo`).
-        get, skipped = memo.get, skip.__contains__
-        for part in text.encode("ascii").translate(_ASCII_PARTS).decode("ascii").split("\n"):
-            toks = get(part)
-            if toks is None:
-                toks = tuple(filterfalse(skipped, part.split()))  # a tenth faster than a comprehension
-                if len(memo) < SEGMENT_MEMO_MAX:
-                    memo[part] = toks
-            if toks:
-                out.append(toks)
-        return tuple(out)
-    for part in _SEGMENT.split(text):
-        toks = tuple([t for t in _TOKEN.findall(part) if t not in skip])
+    get, skipped = memo.get, skip.__contains__
+    for part in raw.translate(_ASCII_PARTS).decode("ascii").split("\n"):
+        toks = get(part)
+        if toks is None:
+            toks = tuple(filterfalse(skipped, part.split()))  # a tenth faster than a comprehension
+            if len(memo) < SEGMENT_MEMO_MAX:
+                memo[part] = toks
         if toks:
             out.append(toks)
     return tuple(out)
+
+
+def _space_for_non_ascii(error: UnicodeEncodeError) -> tuple[str, int]:
+    """Codec error handler: a run of characters ASCII cannot encode becomes one space."""
+    return " ", error.end
+
+
+_NON_ASCII_AS_SPACE = "lsrep.non_ascii_as_space"
+codecs.register_error(_NON_ASCII_AS_SPACE, _space_for_non_ascii)
 
 
 @lru_cache(maxsize=64)
