@@ -230,8 +230,9 @@ LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "locomo" 
 
 
 def with_locomo_text(src: Path, dest: Path, locomo: Path, seed: int = 3) -> Path:
-    """`src` with every turn's content replaced by LoCoMo turns (drawn with `seed`, joined by a
-    space until the original content's length is reached)."""
+    """`src` with every turn's content replaced by LoCoMo turns (drawn with `seed` and joined by a
+    space until their lengths, each counted with one space after it, reach the original content's:
+    the new content is at most one character shorter)."""
     import random
 
     try:
