@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 import string
-from functools import lru_cache
 
 _TOKEN = re.compile(r"[A-Za-z0-9]+")
 
@@ -24,19 +23,6 @@ STOPWORDS: frozenset[str] = frozenset(
 def tokens(text: str) -> list[str]:
     """Lowercase alphanumeric tokens, in order, repeats kept."""
     return _TOKEN.findall(text.lower())
-
-
-def content_tokens(text: str) -> frozenset[str]:
-    """Distinct tokens that are not stopwords."""
-    if len(text) <= 2000:
-        return _content_tokens_cached(text)
-    return frozenset(t for t in tokens(text) if t not in STOPWORDS)
-
-
-@lru_cache(maxsize=65536)
-def _content_tokens_cached(text: str) -> frozenset[str]:
-    # Context lines recur across probes and checkpoints; tokenise each once.
-    return frozenset(t for t in tokens(text) if t not in STOPWORDS)
 
 
 def stem(token: str) -> str:
