@@ -239,6 +239,7 @@ def with_locomo_text(src: Path, dest: Path, locomo: Path, seed: int = 3) -> Path
         conversations = json.loads(locomo.read_text())
     except (OSError, ValueError) as exc:
         raise SystemExit(f"--text locomo: cannot read {locomo}: {exc}") from None
+    # The turns' own words (`lsrep.probes.locomo` appends image captions to a turn's content).
     pool = [turn["text"] for conv in conversations for key, session in conv["conversation"].items()
             if key.startswith("session_") and isinstance(session, list) for turn in session if turn.get("text")]
     if not pool:

@@ -30,19 +30,18 @@ class TokenFirsts:
     """For every content token of a trajectory: the first turn that says it, and in how many turns,
     read off its postings (the turns saying it, ascending, each once)."""
 
-    def __init__(self, turn_tokens: Sequence[Iterable[str]]) -> None:
+    def __init__(self, postings: Mapping[str, Sequence[int]]) -> None:
+        self.postings = postings
+        """Each token's turns, ascending, each once (a turn index's 1-gram postings, kept by reference)."""
+
+    @classmethod
+    def of_turn_tokens(cls, turn_tokens: Sequence[Iterable[str]]) -> TokenFirsts:
+        """The postings built from each turn's tokens (the definition the turn index's equal)."""
         postings: dict[str, list[int]] = {}
         for pos, toks in enumerate(turn_tokens):
             for t in dict.fromkeys(toks):
                 postings.setdefault(t, []).append(pos)
-        self.postings: Mapping[str, Sequence[int]] = postings
-
-    @classmethod
-    def from_unigrams(cls, unigrams: Mapping[str, Sequence[int]]) -> TokenFirsts:
-        """The same over a turn index's 1-gram postings, kept by reference (no table is built)."""
-        firsts = cls(())
-        firsts.postings = unigrams
-        return firsts
+        return cls(postings)
 
     @property
     def first(self) -> dict[str, int]:

@@ -247,7 +247,7 @@ class TurnIndex:
         self._grams: dict[int, frozenset[tuple[str, ...]]] = {}
         self._sentences: dict[int, tuple[frozenset[tuple[str, ...]], ...]] = {}
         self._turn_words: dict[int, frozenset[str]] = {}
-        self.firsts = TokenFirsts.from_unigrams(self.postings.unigrams)
+        self.firsts = TokenFirsts(self.postings.unigrams)
         self._analyses: dict[str, TextAnalysis] = {}
         self._answer_texts: dict[str, str] = {}
         self._contexts: dict[tuple[str, ...], tuple[str, list[TextAnalysis], frozenset]] = {}

@@ -61,10 +61,10 @@ def test_ctrl_c_to_the_process_group_marks_the_diagnostic_interrupted_and_it_res
         time.sleep(0.05)
     if proc.poll() is not None:
         pytest.skip("the diagnostic finished before the interrupt landed")
-    state = _signal_state(proc.pid)  # said if the interrupt is lost
+    stored, state = units_stored(store), _signal_state(proc.pid)  # said if the interrupt is lost
     os.killpg(proc.pid, signal.SIGINT)
     out, err = proc.communicate(timeout=120)
-    assert proc.returncode == 130, f"{err}\nunits stored at the signal: {units_stored(store)}; {state}"
+    assert proc.returncode == 130, f"{err}\nunits stored at the signal: {stored}; {state}"
     assert len(err.strip().splitlines()) == 1 and "marked 'interrupted'" in err, err
     assert "Traceback" not in err and "KeyboardInterrupt" not in err
     deadline = time.monotonic() + 10

@@ -75,7 +75,7 @@ def test_fast_build_equals_the_definition():
     first = {t: min(p for p, toks in enumerate(tokens_of) if t in toks) for t in set().union(*tokens_of)}
     turns = {t: sum(t in toks for toks in tokens_of) for t in first}
     assert (index.firsts.first, index.firsts.turns) == (first, turns)
-    reference = TokenFirsts(tokens_of)
+    reference = TokenFirsts.of_turn_tokens(tokens_of)
     assert (reference.first, reference.turns) == (first, turns)
     for toks in [*tokens_of, tuple(first), ("never", "said")]:
         assert index.firsts.settled(toks) == max((first[t] + 1 for t in toks if t in first), default=0)
@@ -409,7 +409,7 @@ def test_paraphrase_evidence_counts_tokens_said_in_at_most_rare_max_turns_turns(
     assert len(words) == MIN_TOKENS
     for said_in, proven in ((RARE_MAX_TURNS, (1, 3)), (RARE_MAX_TURNS + 1, None)):
         turns = [("alpha",), *[words] * said_in]
-        for firsts in (TokenFirsts(turns), TurnIndex([" ".join(t) for t in turns]).firsts):
+        for firsts in (TokenFirsts.of_turn_tokens(turns), TurnIndex([" ".join(t) for t in turns]).firsts):
             assert firsts.leak(words, 1) == proven, said_in
             assert firsts.leak(words, 2) is None  # said by then
             assert firsts.settled(words) == 2
