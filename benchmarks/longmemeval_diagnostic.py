@@ -2,6 +2,7 @@
 
     python benchmarks/longmemeval_diagnostic.py [--questions 500] [--sessions 50] [--file PATH]
         [--text generated|locomo] [--official DIR] [--repeat 1] [--m-questions 10] [--m-sessions 500]
+        [--systems vector-rag]
 
 Generates a LongMemEval-schema file at S scale (or uses --file) and runs `lsrep longmemeval
 --systems vector-rag` on it with default settings (default workers, offline answerer and
@@ -140,11 +141,11 @@ def measure(cmd: list[str], *, cwd: Path | None = None, env: dict[str, str] | No
             "max_proc_mb": peak_one / 1024, "load": load, "load_end": os.getloadavg()[0], "stdout": out}
 
 
-def lsrep_run(data: Path, store: Path, workers: int | None = None) -> dict:
+def lsrep_run(data: Path, store: Path, workers: int | None = None, systems: str = "vector-rag") -> dict:
     for suffix in ("", "-wal", "-shm"):
         Path(str(store) + suffix).unlink(missing_ok=True)
     exe = Path(sys.executable).with_name("lsrep")
-    r = measure([str(exe), "longmemeval", "--systems", "vector-rag", "--data", str(data), "--store", str(store),
+    r = measure([str(exe), "longmemeval", "--systems", systems, "--data", str(data), "--store", str(store),
                  "--fresh", *(["--workers", str(workers)] if workers else [])])
     # The default executor's process count, as the command prints it (one process: no such line).
     r["processes"] = next((line for line in r["stdout"].splitlines() if line.startswith("processes: ")),
@@ -276,6 +277,9 @@ def main() -> None:
     parser.add_argument("--m-sessions", type=int, default=500, help="M-shaped check: sessions per question")
     parser.add_argument("--tmp", type=_absolute, help="working folder (default: a temporary one)")
     parser.add_argument("--workers", type=int, help="pass --workers to lsrep (default: its default)")
+    parser.add_argument("--systems", default="vector-rag",
+                        help="LSREP's conditions, comma-separated (default: vector-rag; several: each question "
+                             "is replayed once per system, as a matched diagnostic does, beside one official run)")
     args = parser.parse_args()
     if args.official:
         have = installed(args.official_python, HEAVY)  # a bad interpreter is said before anything runs
@@ -288,10 +292,10 @@ def main() -> None:
         if args.text == "locomo":
             data = with_locomo_text(data, tmp / f"{data.stem}_locomo.json", args.locomo)
         size_mb = data.stat().st_size / 2**20
-        print(f"file: {data.name}, {size_mb:.0f} MiB; text: {args.text}; {os.cpu_count()} cores")
+        print(f"file: {data.name}, {size_mb:.0f} MiB; text: {args.text}; {os.cpu_count()} cores; systems: {args.systems}")
         mine, theirs = [], []
         for _ in range(args.repeat):
-            mine.append(lsrep_run(data, tmp / "store.sqlite", args.workers))
+            mine.append(lsrep_run(data, tmp / "store.sqlite", args.workers, args.systems))
             if args.official:
                 theirs.append(official_run(args.official, data, tmp, args.official_python, have))
         for r in mine:

@@ -15,6 +15,8 @@ import json
 import shutil
 import tempfile
 import time
+from collections.abc import Sequence
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -48,15 +50,20 @@ from lsrep.plan import (
 from lsrep.prefix_hash import prefix_hashes, turn_digest
 from lsrep.protocol.models import Probe
 from lsrep.provenance import TurnIndex
+from lsrep.shared_index import SharedIndexes, index_key
 from lsrep.text import estimate_tokens
 from lsrep.unit import UnitResult, UnitTask, unit_seed  # noqa: F401  (re-exported: executors import them from here)
 from lsrep.verdicts import deterministic_judgement  # noqa: F401  (re-exported)
+
+SHARED_INDEXES = SharedIndexes(TurnIndex.in_background)
+"""This process's turn indexes, one per trajectory its units replay (`lsrep.shared_index`)."""
 
 
 class _Replay:
     """Mutable state of one unit's replay."""
 
-    def __init__(self, task: UnitTask, state_dir: Path | None) -> None:
+    def __init__(self, task: UnitTask, state_dir: Path | None, provenance: Future[TurnIndex],
+                 hashes: Sequence[str]) -> None:
         self.task = task
         self.log = CallLog(task.run_id, task.unit_id)
         self.index = task.trajectory.index_of()
@@ -67,8 +74,9 @@ class _Replay:
         self.deferred = Deferred(self.log, self._conclude)
         cls, opts = validate_condition(task.system, task.options, task.disable, task.condition)
         self.adapter_cls = cls
-        # Indexed in a thread while the adapter host (another process) ingests: the second core.
-        self._provenance = TurnIndex.in_background(self.turns)
+        # Indexed in a thread while the adapter host (another process) ingests: the second core;
+        # shared with the other units of this trajectory in this process (`lsrep.shared_index`).
+        self._provenance = provenance
         self.turn_ids = [t.turn_id for t in self.turns]
         from lsrep.memory_model.unit import unit_embedder, unit_relay
 
@@ -85,8 +93,7 @@ class _Replay:
         self.ingested_hash = ""
         self._prefetched: dict[int, ReplayTurn] = {}
         """ReplayTurns sent in the current prefetch batch, by step index, until replayed."""
-        given = task.prefix_sha256
-        self.prefix_hashes = [""] + (list(given) if len(given) == len(self.turns) else prefix_hashes(self.turns))
+        self.prefix_hashes = [""] + list(hashes)
         self.checkpoints: list[dict[str, Any]] = []
         self.observations: list[dict[str, Any]] = []
         self.fragments = FragmentTable()
@@ -449,10 +456,16 @@ def run_unit(task: UnitTask) -> UnitResult:
     # Only an adapter built in this process uses it; a hosted one gets its own folder in its host.
     state_dir = Path(tempfile.mkdtemp(prefix="lsrep-state-")) if task.adapter_host == "in-process" else None
     replay = None
+    turns = task.trajectory.turns
+    given = task.prefix_sha256
+    hashes = given if len(given) == len(turns) else prefix_hashes(turns)
+    key = index_key(task.trajectory.trajectory_id, hashes)
+    provenance = None
     try:
         with replaying():  # the replay's set-up too: the turn index is built there
+            provenance = SHARED_INDEXES.acquire(key, turns)
             try:
-                replay = _Replay(task, state_dir)
+                replay = _Replay(task, state_dir, provenance, hashes)
             except HostError as exc:
                 # The host could not start or build the adapter: a failed unit, as for a dead worker.
                 from lsrep.executors.local import crashed_unit
@@ -464,12 +477,11 @@ def run_unit(task: UnitTask) -> UnitResult:
         if replay is not None:
             if hasattr(replay.guard.adapter, "terminate"):
                 replay.guard.adapter.terminate()
-            # The replay and its turn index refer to themselves (the deferred conclusions, the memory
-            # relay's `where`, the index's per-turn views): their state goes now, not at the next full
-            # collection (fewer of them while units replay: `lsrep.collector.replaying`). Both are this unit's.
-            index = replay._provenance
-            if index.done() and index.exception() is None:
-                vars(index.result()).clear()
+            # The replay refers to itself (the deferred conclusions, the memory relay's `where`): its
+            # state goes now, not at the next full collection (fewer of them while units replay:
+            # `lsrep.collector.replaying`). The turn index goes when no unit holds it (`lsrep.shared_index`).
             vars(replay).clear()
+        if provenance is not None:
+            SHARED_INDEXES.release(key, task.trajectory_follows)
         if state_dir is not None:
             shutil.rmtree(state_dir, ignore_errors=True)

@@ -261,12 +261,12 @@ def run_longmemeval(spec: LongMemEvalSpec, *, source: Path | None = None, execut
             probes = ProbeSet(probes=(item.probe,))
             schedule = item_schedule(spec.schedule, item.checkpoint_time)
             built: dict[str, tuple[Any, Any, str]] = {}
-            for cond in spec.conditions:
-                mode = modes[cond.name]
-                trajectory_id = item.trajectory_id + ("" if mode == "sessions" else "-single")
+            # (condition, mode, trajectory id) of the units of this question not done yet, in task order.
+            todo = [(c, modes[c.name], item.trajectory_id + ("" if modes[c.name] == "sessions" else "-single"))
+                    for c in spec.conditions]
+            todo = [(cond, mode, tid) for cond, mode, tid in todo if f"{cond.name}/{tid}/r0" not in done]
+            for i, (cond, mode, trajectory_id) in enumerate(todo):
                 unit_id = f"{cond.name}/{trajectory_id}/r0"
-                if unit_id in done:
-                    continue
                 if mode not in built:
                     trajectory = item.as_trajectory(mode)
                     if mode != "sessions":
@@ -289,6 +289,7 @@ def run_longmemeval(spec: LongMemEvalSpec, *, source: Path | None = None, execut
                     seed=unit_seed(spec.seed, cond.name, item.trajectory_id, 0), store_path=str(store.path),
                     prefix_sha256=prefix,
                     state_digests=state_digests_needed(schedule.access, repetitions=1),
+                    trajectory_follows=i + 1 < len(todo) and todo[i + 1][2] == trajectory_id,
                 )
 
     from lsrep.judge.campaign import build_judge, judge_observations
@@ -338,6 +339,9 @@ def run_longmemeval(spec: LongMemEvalSpec, *, source: Path | None = None, execut
         from lsrep.host import end_of_run
 
         end_of_run()
+        from lsrep.engine import SHARED_INDEXES
+
+        SHARED_INDEXES.forget()  # a turn index kept for a next unit of this run
     store.finish_run(run_id)
     return DiagnosticOutcome(run_id, store.path, resumed, counts["questions"], counts["run"], len(done),
                              counts["failed"])

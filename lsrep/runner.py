@@ -348,6 +348,9 @@ def run_campaign(path: Path | str, *, executor: Executor | None = None, progress
                 from lsrep.host import end_of_run
 
                 end_of_run()
+                from lsrep.engine import SHARED_INDEXES
+
+                SHARED_INDEXES.forget()  # a turn index kept for a next unit of this run
         except KeyboardInterrupt:
             store.finish_run(run_id, status="interrupted")
             raise RunInterrupted(run_id, store.path) from None
@@ -393,6 +396,7 @@ def _tasks(run_id: str, campaign: LoadedCampaign, inputs, plans, store_path: Pat
                     memory_embedder=cond.memory_embedder or spec.memory_embedder,
                     state_digests=state_digests_needed(schedule.access, spec.repetitions),
                     simulated_clock=spec.simulated_clock, prefix_sha256=(digests or {}).get(tid, ()),
+                    trajectory_follows=rep + 1 < spec.repetitions,
                 ))
     return tasks
 

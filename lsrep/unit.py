@@ -57,6 +57,10 @@ class UnitTask:
     """The trajectory's running prefix hashes (`lsrep.prefix_hash.prefix_hashes`), computed once by
     the driver for its turn rows, so a worker does not hash every turn again; empty: the unit
     computes them."""
+    trajectory_follows: bool = False
+    """The next unit in task order replays the same trajectory (a LongMemEval question's next
+    condition, a trajectory's next repetition): this process keeps the turn index for it when this
+    unit is done (`lsrep.shared_index`). A hint: no result depends on it."""
 
 
 @dataclass

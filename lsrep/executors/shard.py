@@ -100,9 +100,27 @@ class ShardedExecutor(Executor):
         self._shared = shared_zygote()  # one fork server of adapter hosts for this process and its workers
         quiet_resource_tracker()
         lanes = _Lanes(self.processes - 1)
+        # A unit whose task says the next one replays the same trajectory (`UnitTask.trajectory_follows`)
+        # hands that unit the process it ran in, where the trajectory's turn index is kept for it
+        # (`lsrep.shared_index`): the next unit waits for that process rather than index the turns
+        # again in the other one.
+        chains: dict[str, cf.Future] = {}
 
-        def work(task: UnitTask) -> UnitResult:
-            lane = lanes.take()
+        def submit(task: UnitTask) -> cf.Future:
+            tid = task.trajectory.trajectory_id
+            after = chains.pop(tid, None)
+            mine = cf.Future() if task.trajectory_follows else None
+            if mine is not None:
+                chains[tid] = mine
+            return threads.submit(work, task, after, mine)
+
+        def work(task: UnitTask, after: cf.Future | None, mine: cf.Future | None) -> UnitResult:
+            lane = None
+            try:
+                lane = lanes.take(after.result() if after is not None else None)
+            finally:
+                if mine is not None:
+                    mine.set_result(lane)
             start = None
             try:
                 if self._stopping:  # the run was interrupted while this unit waited for a process
@@ -120,7 +138,7 @@ class ShardedExecutor(Executor):
         pending: deque[cf.Future] = deque()
         clean = False
         try:
-            yield from in_task_order(tasks, lambda task: threads.submit(work, task), run_unit, window,
+            yield from in_task_order(tasks, submit, run_unit, window,
                                      self.max_turns, pending)
             clean = True
         finally:
@@ -197,13 +215,15 @@ class _Lanes:
         short = self.local_s is not None and self.local_s < AHEAD_BELOW_S
         return self._workers * (AHEAD if short else 1)
 
-    def take(self) -> str:
+    def take(self, prefer: str | None = None) -> str:
+        """A lane for the next unit: this process when it is free, else a worker with room; with
+        `prefer`, that lane only (waiting for it)."""
         with self._cond:
             while True:
-                if self._local_free:
+                if self._local_free and prefer != REMOTE:
                     self._local_free = False
                     return LOCAL
-                if self._remote < self.room():
+                if self._remote < self.room() and prefer != LOCAL:
                     self._remote += 1
                     return REMOTE
                 self._cond.wait()

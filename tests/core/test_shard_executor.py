@@ -88,9 +88,10 @@ def test_a_worker_that_dies_after_a_unit_is_replaced_and_the_unit_rerun(lme_file
 class _Task:
     adapter_host = "process"
 
-    def __init__(self, n: int, turns: int = 10, host: str = "process") -> None:
-        self.n, self.adapter_host = n, host
-        self.trajectory = type("T", (), {"turns": (None,) * turns})()
+    def __init__(self, n: int, turns: int = 10, host: str = "process", trajectory: str | None = None,
+                 follows: bool = False) -> None:
+        self.n, self.adapter_host, self.trajectory_follows = n, host, follows
+        self.trajectory = type("T", (), {"turns": (None,) * turns, "trajectory_id": trajectory or f"t{n}"})()
 
 
 def _fake(monkeypatch, delay):
@@ -269,3 +270,42 @@ def test_no_queued_unit_starts_once_the_run_stopped(monkeypatch):
     started = [n for n, _, _, _ in log]
     assert started[:2] == [0, 1] and len(started) <= 3, f"units {started[2:]} started after the stop"
     assert time.monotonic() - stopped < 5
+
+
+def test_the_units_of_a_trajectory_run_in_the_process_that_keeps_its_turn_index(monkeypatch):
+    # Three conditions per question, as a LongMemEval campaign's tasks come: each unit but a
+    # question's last says the next replays the same trajectory (`UnitTask.trajectory_follows`).
+    # Earlier questions are slower, so without the hand-over a free process would take the next
+    # condition of a question whose last one runs in the other process.
+    tasks = [_Task(3 * q + c, trajectory=f"q{q}", follows=c < 2) for q in range(6) for c in range(3)]
+    log = _fake(monkeypatch, lambda n: 0.01 * (18 - n) if n % 2 else 0.005)
+    assert list(ShardedExecutor(2).run(tasks)) == list(range(18))
+    where = {n: w for n, w, _, _ in log}
+    for q in range(6):
+        assert len({where[3 * q + c] for c in range(3)}) == 1, (q, [where[3 * q + c] for c in range(3)])
+    assert {w for _, w, _, _ in log} == {"local", "remote"}, "the questions did not use both processes"
+
+
+def test_a_unit_that_prefers_a_lane_waits_for_it():
+    lanes = shard._Lanes(workers=1)
+    assert lanes.take() == shard.LOCAL
+    taken = []
+    waiter = threading.Thread(target=lambda: taken.append(lanes.take(prefer=shard.LOCAL)))
+    waiter.start()
+    time.sleep(0.05)
+    assert not taken, "a unit that prefers this process took the free worker"
+    lanes.give(shard.LOCAL, 0.1)
+    waiter.join(timeout=5)
+    assert taken == [shard.LOCAL]
+    # A unit that prefers the worker does not take this process, free as it is.
+    lanes.give(shard.LOCAL, 0.1)
+    assert lanes.take() == shard.LOCAL and lanes.take(prefer=shard.REMOTE) == shard.REMOTE
+    lanes.give(shard.LOCAL, 0.1)
+    lanes.local_s = 1.0  # long units: the worker holds one
+    waiter = threading.Thread(target=lambda: taken.append(lanes.take(prefer=shard.REMOTE)))
+    waiter.start()
+    time.sleep(0.05)
+    assert taken == [shard.LOCAL], "a unit that prefers the worker took this process"
+    lanes.give(shard.REMOTE, 0.1)
+    waiter.join(timeout=5)
+    assert taken == [shard.LOCAL, shard.REMOTE]
