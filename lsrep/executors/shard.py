@@ -105,6 +105,7 @@ class ShardedExecutor(Executor):
         # (`lsrep.shared_index`): the next unit waits for that process rather than index the turns
         # again in the other one.
         chains: dict[str, cf.Future] = {}
+        handed: list[cf.Future] = []
 
         def submit(task: UnitTask) -> cf.Future:
             tid = task.trajectory.trajectory_id
@@ -112,6 +113,8 @@ class ShardedExecutor(Executor):
             mine = cf.Future() if task.trajectory_follows else None
             if mine is not None:
                 chains[tid] = mine
+                handed[:] = [f for f in handed if not f.done()]
+                handed.append(mine)
             return threads.submit(work, task, after, mine)
 
         def work(task: UnitTask, after: cf.Future | None, mine: cf.Future | None) -> UnitResult:
@@ -120,7 +123,7 @@ class ShardedExecutor(Executor):
                 lane = lanes.take(after.result() if after is not None else None)
             finally:
                 if mine is not None:
-                    mine.set_result(lane)
+                    _hand_over(mine, lane)
             start = None
             try:
                 if self._stopping:  # the run was interrupted while this unit waited for a process
@@ -145,6 +148,8 @@ class ShardedExecutor(Executor):
             self._stopping = not clean
             for future in pending:
                 future.cancel()
+            for mine in handed:  # a unit cancelled before it took a lane hands over none
+                _hand_over(mine, None)
             threads.shutdown(wait=clean, cancel_futures=True)
             with self._lock:
                 pool, self._pool = self._pool, None
@@ -188,6 +193,14 @@ class ShardedExecutor(Executor):
         if self._stopping:  # killed by an interrupted run: nothing to pin, no process to start
             return crashed_unit(task, RuntimeError("the run was interrupted"))
         return ProcessPoolExecutor(1, self._shared)._run_alone(task, self._ctx)
+
+
+def _hand_over(mine: cf.Future, lane: str | None) -> None:
+    """Tell the next unit of a trajectory which lane to prefer (once: a stopped run may do it first)."""
+    try:
+        mine.set_result(lane)
+    except cf.InvalidStateError:
+        pass
 
 
 class _Lanes:

@@ -309,3 +309,19 @@ def test_a_unit_that_prefers_a_lane_waits_for_it():
     lanes.give(shard.REMOTE, 0.1)
     waiter.join(timeout=5)
     assert taken == [shard.LOCAL, shard.REMOTE]
+
+
+def test_a_stopped_run_with_chained_units_leaves_no_thread_waiting(monkeypatch):
+    monkeypatch.setattr(shard, "AHEAD_BELOW_S", 0.0)
+    log = _fake(monkeypatch, lambda n: 1.0 if n == 1 else 0.05)
+    tasks = [_Task(2 * q + c, trajectory=f"q{q}", follows=c == 0) for q in range(5) for c in range(2)]
+    results = ShardedExecutor(2).run(iter(tasks))
+    assert next(results) == 0
+    stopped = time.monotonic()
+    results.close()
+    for thread in threading.enumerate():
+        if thread.name.startswith("lsrep-shard"):
+            thread.join(timeout=10)
+            assert not thread.is_alive(), "a unit still waits for the lane of a unit that never started"
+    assert time.monotonic() - stopped < 5
+    assert len(log) <= 4, f"units {[n for n, _, _, _ in log]} started after the stop"
