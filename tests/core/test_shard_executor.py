@@ -165,14 +165,22 @@ def test_lanes_prefer_this_process_and_give_workers_room_by_unit_time():
     lanes.local_s = shard.AHEAD_BELOW_S
     assert lanes.room() == 3, "a unit as long as the bound counts as short"
     assert lanes.take() == shard.LOCAL  # this process first when it is free
+    waited, taken = _waiting_take(lanes, None, shard.REMOTE)
+    assert waited, "a fourth unit went to the workers beyond their room"
+    assert taken == shard.REMOTE
+
+
+def _waiting_take(lanes, prefer, freed):
+    """Take a lane in another thread (preferring `prefer`) while none it may take is free; then give
+    back one unit of `freed`. Returns whether the take waited for that, and the lane it took."""
     taken = []
-    waiter = threading.Thread(target=lambda: taken.append(lanes.take()))
+    waiter = threading.Thread(target=lambda: taken.append(lanes.take(prefer)))
     waiter.start()
     time.sleep(0.05)
-    assert not taken, "a fourth unit went to the workers beyond their room"
-    lanes.give(shard.REMOTE, 0.1)
+    waited = not taken
+    lanes.give(freed, 0.1)
     waiter.join(timeout=5)
-    assert taken == [shard.REMOTE]
+    return waited, taken[0] if taken else None
 
 
 def test_long_and_in_process_units_run_alone_here(monkeypatch):
@@ -259,17 +267,23 @@ def test_no_queued_unit_starts_once_the_run_stopped(monkeypatch):
     (A unit already sent ahead to a worker dies with it: the stopped-run test above, with a real worker.)"""
     monkeypatch.setattr(shard, "AHEAD_BELOW_S", 0.0)  # nothing sent ahead: the fake worker cannot be killed
     log = _fake(monkeypatch, lambda n: 1.0 if n == 1 else 0.05)  # unit 1 holds the worker throughout
-    sharded = ShardedExecutor(2)
-    results = sharded.run(_Task(i) for i in range(8))
-    assert next(results) == 0
+    seconds, alive = _stop_after_first_result([_Task(i) for i in range(8)])
+    started = [n for n, _, _, _ in log]
+    assert started[:2] == [0, 1] and len(started) <= 3, f"units {started[2:]} started after the stop"
+    assert seconds < 5 and not alive
+
+
+def _stop_after_first_result(tasks) -> tuple[float, list[str]]:
+    """Run `tasks`, stop after the first result; the seconds until the executor's threads ended and
+    those still alive then."""
+    results = ShardedExecutor(2).run(iter(tasks))
+    assert next(results) == tasks[0].n
     stopped = time.monotonic()
     results.close()
     for thread in threading.enumerate():
         if thread.name.startswith("lsrep-shard"):
             thread.join(timeout=10)
-    started = [n for n, _, _, _ in log]
-    assert started[:2] == [0, 1] and len(started) <= 3, f"units {started[2:]} started after the stop"
-    assert time.monotonic() - stopped < 5
+    return time.monotonic() - stopped, [t.name for t in threading.enumerate() if t.name.startswith("lsrep-shard")]
 
 
 def test_the_units_of_a_trajectory_run_in_the_process_that_keeps_its_turn_index(monkeypatch):
@@ -289,39 +303,24 @@ def test_the_units_of_a_trajectory_run_in_the_process_that_keeps_its_turn_index(
 def test_a_unit_that_prefers_a_lane_waits_for_it():
     lanes = shard._Lanes(workers=1)
     assert lanes.take() == shard.LOCAL
-    taken = []
-    waiter = threading.Thread(target=lambda: taken.append(lanes.take(prefer=shard.LOCAL)))
-    waiter.start()
-    time.sleep(0.05)
-    assert not taken, "a unit that prefers this process took the free worker"
-    lanes.give(shard.LOCAL, 0.1)
-    waiter.join(timeout=5)
-    assert taken == [shard.LOCAL]
+    waited, taken = _waiting_take(lanes, shard.LOCAL, shard.LOCAL)
+    assert waited, "a unit that prefers this process took the free worker"
+    assert taken == shard.LOCAL
     # A unit that prefers the worker does not take this process, free as it is.
     lanes.give(shard.LOCAL, 0.1)
     assert lanes.take() == shard.LOCAL and lanes.take(prefer=shard.REMOTE) == shard.REMOTE
     lanes.give(shard.LOCAL, 0.1)
     lanes.local_s = 1.0  # long units: the worker holds one
-    waiter = threading.Thread(target=lambda: taken.append(lanes.take(prefer=shard.REMOTE)))
-    waiter.start()
-    time.sleep(0.05)
-    assert taken == [shard.LOCAL], "a unit that prefers the worker took this process"
-    lanes.give(shard.REMOTE, 0.1)
-    waiter.join(timeout=5)
-    assert taken == [shard.LOCAL, shard.REMOTE]
+    waited, taken = _waiting_take(lanes, shard.REMOTE, shard.REMOTE)
+    assert waited, "a unit that prefers the worker took this process"
+    assert taken == shard.REMOTE
 
 
 def test_a_stopped_run_with_chained_units_leaves_no_thread_waiting(monkeypatch):
     monkeypatch.setattr(shard, "AHEAD_BELOW_S", 0.0)
     log = _fake(monkeypatch, lambda n: 1.0 if n == 1 else 0.05)
     tasks = [_Task(2 * q + c, trajectory=f"q{q}", follows=c == 0) for q in range(5) for c in range(2)]
-    results = ShardedExecutor(2).run(iter(tasks))
-    assert next(results) == 0
-    stopped = time.monotonic()
-    results.close()
-    for thread in threading.enumerate():
-        if thread.name.startswith("lsrep-shard"):
-            thread.join(timeout=10)
-            assert not thread.is_alive(), "a unit still waits for the lane of a unit that never started"
-    assert time.monotonic() - stopped < 5
+    seconds, alive = _stop_after_first_result(tasks)
+    assert not alive, "a unit still waits for the lane of a unit that never started"
+    assert seconds < 5
     assert len(log) <= 4, f"units {[n for n, _, _, _ in log]} started after the stop"
