@@ -261,12 +261,15 @@ def run_longmemeval(spec: LongMemEvalSpec, *, source: Path | None = None, execut
             probes = ProbeSet(probes=(item.probe,))
             schedule = item_schedule(spec.schedule, item.checkpoint_time)
             built: dict[str, tuple[Any, Any, str]] = {}
-            # (condition, mode, trajectory id) of the units of this question not done yet, in task order.
-            todo = [(c, modes[c.name], item.trajectory_id + ("" if modes[c.name] == "sessions" else "-single"))
-                    for c in spec.conditions]
-            todo = [(cond, mode, tid) for cond, mode, tid in todo if f"{cond.name}/{tid}/r0" not in done]
-            for i, (cond, mode, trajectory_id) in enumerate(todo):
+            # (condition, mode, trajectory id, unit id) of this question's units not done yet, in task order.
+            todo = []
+            for cond in spec.conditions:
+                mode = modes[cond.name]
+                trajectory_id = item.trajectory_id + ("" if mode == "sessions" else "-single")
                 unit_id = f"{cond.name}/{trajectory_id}/r0"
+                if unit_id not in done:
+                    todo.append((cond, mode, trajectory_id, unit_id))
+            for i, (cond, mode, trajectory_id, unit_id) in enumerate(todo):
                 if mode not in built:
                     trajectory = item.as_trajectory(mode)
                     if mode != "sessions":
