@@ -10,7 +10,7 @@ from __future__ import annotations
 import concurrent.futures as cf
 import os
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sized
 
 from lsrep.engine import UnitResult, UnitTask, run_unit
 from lsrep.executors.workers import (
@@ -56,6 +56,10 @@ class ProcessPoolExecutor(Executor):
     process, and a unit that crashes again is recorded as a failed unit; the campaign goes
     on. Workers die with the driver (parent-death signal plus a parent-pid watchdog) and
     ignore Ctrl-C, which the driver handles (the run is marked interrupted).
+
+    Units of one trajectory that follow each other (a question's conditions, a trajectory's
+    repetitions) go to one worker as a chain (`chained`), where they share the trajectory's turn
+    index (`lsrep.shared_index`); a failed chain's units are re-run alone like any other.
     """
 
     name = "process-pool"
@@ -86,41 +90,46 @@ class ProcessPoolExecutor(Executor):
         ctx = WorkerContext()
         quiet_resource_tracker()
         window = self.window_per_worker * self.workers
-        source = iter(tasks)
+        source = chained(tasks, chain_cap(tasks, self.workers))
         pool = self._pool(ctx, self.workers)
         clean = False
         try:
-            pending: dict[cf.Future, UnitTask] = {}
+            pending: dict[cf.Future, tuple[UnitTask, ...]] = {}
             broken: list[UnitTask] = []
 
             def fill() -> None:
-                for task in source:
+                for chain in source:
                     try:
-                        pending[pool.submit(run_unit, task)] = task
+                        pending[pool.submit(run_chain, chain)] = chain
                     except (cf.process.BrokenProcessPool, RuntimeError):
-                        broken.append(task)
+                        broken.extend(chain)
                         return
-                    if len(pending) >= window:
+                    if sum(map(len, pending.values())) >= window:
                         return
 
             fill()
             while pending or broken:
                 done, _ = cf.wait(pending, timeout=POLL_S, return_when=cf.FIRST_COMPLETED)
                 for future in done:
-                    task = pending.pop(future)
+                    chain = pending.pop(future)
                     try:
-                        yield future.result()
+                        yield from future.result()
                     except cf.process.BrokenProcessPool:
-                        broken.append(task)
+                        broken.extend(chain)
                     except Exception as exc:  # noqa: BLE001 - a failed worker is a failed unit
-                        yield crashed_unit(task, exc)
+                        if len(chain) == 1:
+                            yield crashed_unit(chain[0], exc)
+                        else:  # (its results not returned): each re-run alone pins it
+                            broken.extend(chain)
                 if not done and pending and _lost_worker(pool):
-                    broken.extend(pending.values())
+                    for chain in pending.values():
+                        broken.extend(chain)
                     pending.clear()
                 if broken:
                     # A dying worker breaks the whole pool and every future in it; rerun each
                     # affected unit alone so the crash is pinned on the unit that caused it.
-                    broken.extend(pending.values())
+                    for chain in pending.values():
+                        broken.extend(chain)
                     pending.clear()
                     _kill(pool)
                     for task in broken:
@@ -155,6 +164,55 @@ class ProcessPoolExecutor(Executor):
                 solo.shutdown(wait=True)
             else:
                 _kill(solo)
+
+
+CHAIN_MAX = 8
+"""Most units sent to a pool worker as one chain (`chained`)."""
+CHAINS_PER_WORKER = 8
+"""With a known number of units, chains are capped so each worker gets at least this many: a
+chain runs whole in one worker, and the run's end waits for the last one."""
+
+
+def chain_cap(tasks: Iterable[UnitTask], workers: int) -> int:
+    """How many units of one trajectory may go to a worker as one chain: `CHAIN_MAX`, less when a
+    known number of units would then give a worker fewer than `CHAINS_PER_WORKER` chains."""
+    if not isinstance(tasks, Sized):
+        return CHAIN_MAX  # a stream (a LongMemEval file): many units
+    return max(1, min(CHAIN_MAX, len(tasks) // (CHAINS_PER_WORKER * max(1, workers))))
+
+
+def chained(tasks: Iterable[UnitTask], cap: int) -> Iterator[tuple[UnitTask, ...]]:
+    """Tasks in order, a unit whose task says the next one replays the same trajectory
+    (`UnitTask.trajectory_follows`) grouped with it, up to `cap` units a group.
+
+    A pool hands each task to whichever worker is free, so the conditions of one question (or the
+    repetitions of one trajectory) landed in different workers and each indexed the same turns; a
+    chain runs in one worker, where its units share one turn index (`lsrep.shared_index`)."""
+    chain: list[UnitTask] = []
+    for task in tasks:
+        if chain and task.trajectory.trajectory_id != chain[-1].trajectory.trajectory_id:
+            yield tuple(chain)  # the hint was wrong: the next unit replays another trajectory
+            chain = []
+        chain.append(task)
+        # Sent as soon as it is complete, not when the next task is read: a pool pulls no task
+        # beyond its window.
+        if not task.trajectory_follows or len(chain) >= cap:
+            yield tuple(chain)
+            chain = []
+    if chain:
+        yield tuple(chain)
+
+
+def run_chain(chain: tuple[UnitTask, ...]) -> list[UnitResult]:
+    """A chain's units one after another in a worker; a unit that raises is a failed unit
+    (`crashed_unit`) and the rest still run."""
+    out = []
+    for task in chain:
+        try:
+            out.append(run_unit(task))
+        except Exception as exc:  # noqa: BLE001 - the unit's own crash, attributed to it
+            out.append(crashed_unit(task, exc))
+    return out
 
 
 _dead_since: dict[int, float] = {}
