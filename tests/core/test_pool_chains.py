@@ -99,3 +99,39 @@ def test_the_pool_submits_each_questions_conditions_as_one_chain(tmp_path):
     assert [[t.unit_id for t in chain] for chain in pool.submitted] == [[a.unit_id, b.unit_id]
                                                                         for a, b in zip(tasks[::2], tasks[1::2], strict=True)]
     assert engine.SHARED_INDEXES.built - built == 3, "one index per question"
+
+
+class _RecordingPool(ProcessPoolExecutor):
+    """The real pool of worker processes, recording what it submits."""
+
+    def __init__(self, workers: int) -> None:
+        super().__init__(workers)
+        self.submitted: list[tuple] = []
+
+    def _pool(self, ctx, workers):
+        pool = super()._pool(ctx, workers)
+        real = pool.submit
+
+        def submit(fn, *args):
+            self.submitted.append(args[0])
+            return real(fn, *args)
+
+        pool.submit = submit
+        return pool
+
+
+def test_chains_in_worker_processes_store_what_one_process_stores(example, monkeypatch):
+    from lsrep.executors.local import InProcessExecutor
+    from lsrep.runner import run_campaign
+    from tests.core.test_executors import REPO, _comparable, _events
+
+    monkeypatch.setenv("PYTHONPATH", str(REPO))
+    example.write_text(example.read_text().replace("repetitions = 1", "repetitions = 3"))
+    monkeypatch.setattr(local, "CHAINS_PER_WORKER", 1)  # chains on a campaign this small
+    serial = run_campaign(example, executor=InProcessExecutor(), fresh=True)
+    pool = _RecordingPool(2)
+    pooled = run_campaign(example, executor=pool, fresh=True)
+    assert pool.submitted and all(len(chain) == 3 for chain in pool.submitted), [len(c) for c in pool.submitted]
+    assert all(len({t.trajectory.trajectory_id for t in chain}) == 1 for chain in pool.submitted)
+    assert _comparable(serial) == _comparable(pooled)
+    assert _events(serial) == _events(pooled)
