@@ -1,8 +1,9 @@
 """`lsrep run`'s default executor: in-process or a process pool, chosen from the units and cores.
 
 The rule (`choose_workers`), from `benchmarks/executors.py` on this 2-core machine (see
-benchmarks/README.md): a pool of two workers ran 160 small offline units 1.63x faster than
-in-process on an idle machine (this choice 1.66x), start-up included, each run starting its own
+benchmarks/README.md): a pool of two workers ran 160 small offline units 1.67-1.71x faster than
+in-process on an idle machine (this choice 1.58-1.77x; stop 42, a question's two conditions sent
+to one worker as a chain), start-up included, each run starting its own
 fork servers, and one worker cost no more than in-process, so a worker's start-up (a fork from a
 fork server that has imported LSREP once, `lsrep.executors.workers`; its adapter hosts forked from
 the run's one fork server of hosts, `lsrep.host.launch.shared_zygote`) is small beside a
