@@ -68,7 +68,8 @@ class ProcessPoolExecutor(Executor):
     process writes a result and builds the next task, a worker that finishes takes a queued one:
     with 2 per worker they sometimes found the queue empty (160 units of ~60 ms, idle machine,
     three paired rounds: pool of two 1.45/1.48/1.44x with 2, 1.48/1.50/1.49x with 4,
-    1.49/1.49/1.52x with 8). Memory grows with it: 8 tasks in flight for two workers."""
+    1.49/1.49/1.52x with 8). Memory grows with it: 8 tasks in flight for two workers, plus at most
+    `CHAIN_MAX - 1` more when the last one sent is a chain (a chain is sent whole)."""
 
     def __init__(self, workers: int, shared: tuple[str, str] | None = None) -> None:
         self.workers = workers
