@@ -123,14 +123,12 @@ class ProcessPoolExecutor(Executor):
                         else:  # (its results not returned): each re-run alone pins it
                             broken.extend(chain)
                 if not done and pending and _lost_worker(pool):
-                    for chain in pending.values():
-                        broken.extend(chain)
+                    broken.extend([task for chain in pending.values() for task in chain])
                     pending.clear()
                 if broken:
                     # A dying worker breaks the whole pool and every future in it; rerun each
                     # affected unit alone so the crash is pinned on the unit that caused it.
-                    for chain in pending.values():
-                        broken.extend(chain)
+                    broken.extend([task for chain in pending.values() for task in chain])
                     pending.clear()
                     _kill(pool)
                     for task in broken:
