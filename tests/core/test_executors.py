@@ -104,3 +104,19 @@ def test_the_pool_pulls_tasks_lazily_within_its_window(tmp_path):
         ahead.append(len(pulled) - consumed)
     assert len(tasks) == 14 and len(ahead) == 14
     assert max(ahead) <= 2 and ahead[0] >= 1
+
+
+def test_units_in_flight_when_a_worker_dies_are_all_rerun_and_stored(example, monkeypatch):
+    """The crashing condition comes first, so when its worker dies the pool still holds other units:
+    each is re-run alone and stored, none is dropped."""
+    monkeypatch.setenv("PYTHONPATH", str(REPO))
+    text = example.read_text().replace("repetitions = 1", "repetitions = 3")
+    first = text.index("[[conditions]]")
+    example.write_text(text[:first] + '[[conditions]]\nname = "crashes"\n'
+                       'system = "tests.core.adapters_for_tests:HardCrashAdapter"\n\n' + text[first:])
+    out = run_campaign(example, executor=ProcessPoolExecutor(2), adapter_host="in-process")
+    units = RunStore(out.store_path).rows("select condition, repetition, status from units where run_id = ?",
+                                          [out.run_id])
+    assert len(units) == 12, sorted((u["condition"], u["repetition"]) for u in units)
+    assert sorted(u["condition"] for u in units if u["status"] == "failed") == ["crashes"] * 3
+    assert all(u["status"] == "finished" for u in units if u["condition"] != "crashes")
